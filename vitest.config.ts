@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+// Integration and end-to-end tests start real sshd and ssh processes; two cores
+// are shared by them, so files run two at a time with generous timeouts.
+export default defineConfig({
+  test: {
+    include: ['tests/**/*.test.ts'],
+    pool: 'forks',
+    maxWorkers: 2,
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+  },
+});
