@@ -1,0 +1,258 @@
+#!/bin/sh
+# Container entrypoint for tunnel-manager.
+#
+# It runs as root only long enough to give the image's account the host user's
+# uid/gid (PUID/PGID), check the mounted SSH directory and create the state and
+# socket folders; then it replaces itself (exec) with the command run as that user
+# through util-linux setpriv, so that the init's signals reach the daemon directly.
+# Every path comes from the environment (the Dockerfile sets them), so the same
+# script runs outside a container, which is how it is tested.
+#
+#   (no argument), serve, or --flags   the daemon; the SSH directory must be right
+#   check                              tunnel-manager check (it reports SSH problems itself)
+#   panel, proxy                       the web panel / the chat proxy alone
+#   anything else                      run as given, as the unprivileged user
+#
+# The wording of the SSH directory problems is shared with `tunnel-manager check`
+# (src/check/rules.ts); change both together.
+set -eu
+
+prog=entrypoint
+
+die() {
+  code=$1
+  shift
+  printf '%s: %s\n' "$prog" "$*" >&2
+  exit "$code"
+}
+
+warn() {
+  printf '%s: warning: %s\n' "$prog" "$*" >&2
+}
+
+# Quotes a path for a command line to paste, the same way src/check/rules.ts does;
+# a leading ~/ stays outside the quotes so that the shell still expands it.
+quote() {
+  case $1 in
+    '~/'*) printf '~/%s' "$(quote "${1#'~/'}")" ;;
+    '' | *[!A-Za-z0-9_@%+=:,./~-]*)
+      printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"
+      ;;
+    *) printf '%s' "$1" ;;
+  esac
+}
+
+# --- settings ---------------------------------------------------------------
+
+for name in SSH_DIR SSH_CONFIG TUNNEL_CONFIG TUNNEL_STATE_DIR TUNNEL_SOCKET; do
+  eval "value=\${$name:-}"
+  [ -n "$value" ] || die 2 "$name is not set: it must name a path (the image sets it; see docs/docker.md)"
+done
+
+check_id() {
+  # $1 variable name, $2 its value, $3 "user" or "group", $4 the command that prints it
+  [ -n "$2" ] || die 2 "$1 is not set: set it to the numeric $3 id of the host user who owns the SSH directory (run '$4' on the host)"
+  case $2 in
+    *[!0-9]*) die 2 "$1 must be a number (the output of '$4' on the host), got '$2'" ;;
+  esac
+  [ "${#2}" -le 10 ] || die 2 "$1 is out of range, got '$2'"
+}
+PUID=${PUID:-}
+PGID=${PGID:-}
+check_id PUID "$PUID" user 'id -u'
+check_id PGID "$PGID" group 'id -g'
+# "01000" and "1000" are the same id (printf %d would read a leading 0 as octal).
+PUID=$(printf '%s' "$PUID" | sed 's/^0*//')
+PUID=${PUID:-0}
+PGID=$(printf '%s' "$PGID" | sed 's/^0*//')
+PGID=${PGID:-0}
+[ "$PUID" -ne 0 ] || die 2 "PUID is 0 (root): tunnel-manager runs as an unprivileged user; set PUID to your own uid (run 'id -u' on the host)"
+
+# Optional secrets set to "" by compose mean "not set".
+for name in TUNNEL_API_TOKEN PANEL_TOKEN; do
+  eval "value=\${$name:-}"
+  [ -n "$value" ] || unset "$name"
+done
+
+SSH_DIR=${SSH_DIR%/}
+SSH_DIR=${SSH_DIR:-/}
+# What the user knows the SSH directory as on the host, for the fix commands.
+SSH_DIR_SHOWN=${SSH_DIR_HOST:-$SSH_DIR}
+SSH_DIR_SHOWN=${SSH_DIR_SHOWN%/}
+
+# --- command ----------------------------------------------------------------
+
+mode=exec
+if [ "$#" -eq 0 ]; then
+  mode=serve
+  set -- tunnel-manager
+else
+  case $1 in
+    serve | -*) mode=serve && set -- tunnel-manager "$@" ;;
+    check | panel | proxy) mode=$1 && set -- tunnel-manager "$@" ;;
+  esac
+fi
+
+# --- the SSH directory ------------------------------------------------------
+
+problems=0
+
+shown() {
+  case $1 in
+    "$SSH_DIR") printf '%s' "$SSH_DIR_SHOWN" ;;
+    "$SSH_DIR"/*) printf '%s%s' "$SSH_DIR_SHOWN" "${1#"$SSH_DIR"}" ;;
+    *) printf '%s' "$1" ;;
+  esac
+}
+
+problem() {
+  # $1 where, $2 what is wrong, $3 the fix (may be empty)
+  problems=$((problems + 1))
+  printf -- '- %s: %s\n' "$1" "$2" >&2
+  [ -z "$3" ] || printf '  fix: %s\n' "$3" >&2
+}
+
+# Public keys and known_hosts are not secret: group/other may read them, not write.
+is_public() {
+  case ${1##*/} in
+    *.pub | known_hosts | known_hosts2 | known_hosts.old | authorized_keys | authorized_keys2) return 0 ;;
+  esac
+  return 1
+}
+
+check_entry() {
+  # $1 path, $2 d or f, $3 octal mode, $4 owner uid
+  where=$(shown "$1")
+  q=$(quote "$where")
+  if [ "$2" = d ]; then
+    [ $((0$3 & 077)) -eq 0 ] ||
+      problem "$where" "mode is $3, must be 700 (no access for group or others)" "chmod 700 $q"
+  elif is_public "$1"; then
+    [ $((0$3 & 022)) -eq 0 ] ||
+      problem "$where" "mode is $3, must not be writable by group or others (644 is fine for public keys and known_hosts)" "chmod 644 $q"
+  else
+    [ $((0$3 & 077)) -eq 0 ] ||
+      problem "$where" "mode is $3, must be 600 (private keys and the SSH config are for the owner only)" "chmod 600 $q"
+  fi
+  [ "$4" = "$PUID" ] ||
+    problem "$where" "owned by uid $4, must be owned by uid $PUID (the user tunnel-manager runs as)" "sudo chown $PUID $q"
+}
+
+check_ssh_dir() {
+  if [ ! -e "$SSH_DIR" ]; then
+    problem "$(shown "$SSH_DIR")" "the SSH directory does not exist" "mkdir -m 700 $(quote "$(shown "$SSH_DIR")")"
+    return
+  fi
+  if [ ! -d "$SSH_DIR" ]; then
+    problem "$(shown "$SSH_DIR")" "is not a directory" ""
+    return
+  fi
+  check_entry "$SSH_DIR" d "$(stat -L -c %a "$SSH_DIR")" "$(stat -L -c %u "$SSH_DIR")"
+  # Symbolic links are judged by what they point to, as ssh does. Sorted by path
+  # (C locale), the order `tunnel-manager check` uses.
+  tab=$(printf '\t')
+  find -L "$SSH_DIR" -mindepth 1 \( -type d -o -type f \) -printf '%p\t%y\t%m\t%U\n' 2>/dev/null |
+    LC_ALL=C sort >"$listing"
+  while IFS=$tab read -r path kind perm owner; do
+    check_entry "$path" "$kind" "$perm" "$owner"
+  done <"$listing"
+  [ -f "$SSH_CONFIG" ] || {
+    c=$(quote "$(shown "$SSH_CONFIG")")
+    problem "$(shown "$SSH_CONFIG")" "the SSH config file does not exist (tunnels take host names, users and keys from it)" "touch $c && chmod 600 $c"
+  }
+}
+
+if [ "$mode" = serve ]; then
+  listing=$(mktemp)
+  check_ssh_dir 2>"$listing.err" || true
+  if [ "$problems" -gt 0 ]; then
+    {
+      printf '%s: the SSH directory %s is not usable; run on the host:\n' "$prog" "$SSH_DIR_SHOWN"
+      cat "$listing.err"
+      owners=$(find -L "$SSH_DIR" -maxdepth 0 -printf '%U\n' 2>/dev/null || true)
+      if [ -n "$owners" ] && [ "$owners" != "$PUID" ]; then
+        printf '%s: if uid %s is your user on the host, set PUID=%s instead of changing owners.\n' "$prog" "$owners" "$owners"
+      fi
+      printf '%s: then start the container again.\n' "$prog"
+    } >&2
+    rm -f "$listing" "$listing.err"
+    exit 1
+  fi
+  rm -f "$listing" "$listing.err"
+fi
+
+# --- the account ------------------------------------------------------------
+
+as_user() {
+  if [ "$(id -u)" -eq 0 ]; then
+    setpriv --reuid="$PUID" --regid="$PGID" --clear-groups -- "$@"
+  else
+    "$@"
+  fi
+}
+
+if [ "$(id -u)" -ne 0 ]; then
+  # Started with --user: nothing to switch; the ids must agree.
+  [ "$(id -u)" = "$PUID" ] ||
+    die 2 "the container runs as uid $(id -u) but PUID is $PUID: drop --user (the entrypoint switches to PUID itself) or make them equal"
+else
+  # TUNNEL_USER names the image's account, renumbered to PUID/PGID: ssh needs an
+  # account for its uid (it reads the home directory from /etc/passwd). Its line
+  # goes right after root's, so that it wins over any other account with that uid.
+  if [ -n "${TUNNEL_USER:-}" ]; then
+    grep -q "^$TUNNEL_USER:" /etc/passwd ||
+      die 2 "TUNNEL_USER is '$TUNNEL_USER' but /etc/passwd has no such account"
+    tmp=$(mktemp)
+    awk -F: -v OFS=: -v u="$TUNNEL_USER" -v id="$PUID" -v gid="$PGID" '
+      $1 == u { $3 = id; $4 = gid; mine = $0; next }
+      { rest[++n] = $0 }
+      END {
+        print rest[1]; print mine
+        for (i = 2; i <= n; i++) print rest[i]
+      }' /etc/passwd >"$tmp"
+    cat "$tmp" >/etc/passwd
+    if grep -q "^$TUNNEL_USER:" /etc/group; then
+      awk -F: -v OFS=: -v u="$TUNNEL_USER" -v gid="$PGID" '$1 == u { $3 = gid } { print }' /etc/group >"$tmp"
+      cat "$tmp" >/etc/group
+    fi
+    rm -f "$tmp"
+    HOME=$(awk -F: -v u="$TUNNEL_USER" '$1 == u { print $6 }' /etc/passwd)
+    USER=$TUNNEL_USER
+    LOGNAME=$TUNNEL_USER
+    export HOME USER LOGNAME
+  elif ! getent passwd "$PUID" >/dev/null; then
+    warn "uid $PUID has no account in /etc/passwd and ssh refuses to run without one; set TUNNEL_USER to an account this script may renumber"
+  fi
+
+  # --- folders ---------------------------------------------------------------
+
+  # The state dir is the product's own: created and handed to PUID.
+  mkdir -p "$TUNNEL_STATE_DIR"
+  [ "$(stat -c %u "$TUNNEL_STATE_DIR")" = "$PUID" ] || chown -R "$PUID:$PGID" "$TUNNEL_STATE_DIR"
+  chmod 700 "$TUNNEL_STATE_DIR"
+
+  # Folders that may be shared (/tmp, a bind mount) are only created, never re-owned,
+  # except an empty root-owned one: that is what Docker makes for a missing bind source.
+  for dir in "$(dirname "$TUNNEL_SOCKET")" "$(dirname "$TUNNEL_CONFIG")"; do
+    if [ ! -d "$dir" ]; then
+      mkdir -p "$dir"
+      chown "$PUID:$PGID" "$dir"
+    elif [ "$(stat -c %u "$dir")" = 0 ] && [ -z "$(ls -A "$dir")" ]; then
+      chown "$PUID:$PGID" "$dir"
+    fi
+  done
+fi
+
+as_user test -w "$(dirname "$TUNNEL_SOCKET")" ||
+  die 1 "uid $PUID cannot write $(dirname "$TUNNEL_SOCKET") (the folder of TUNNEL_SOCKET); fix: chown $PUID:$PGID $(quote "$(dirname "$TUNNEL_SOCKET")")"
+if [ "$mode" = panel ]; then
+  as_user test -w "$(dirname "$TUNNEL_CONFIG")" ||
+    die 1 "uid $PUID cannot write $(dirname "$TUNNEL_CONFIG"), where the panel saves the config file (./config in compose.yaml); fix on the host: sudo chown $PUID:$PGID <that folder>"
+fi
+
+# --- run --------------------------------------------------------------------
+
+if [ "$(id -u)" -eq 0 ]; then
+  exec setpriv --reuid="$PUID" --regid="$PGID" --clear-groups --inh-caps=-all --no-new-privs -- "$@"
+fi
+exec "$@"

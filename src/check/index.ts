@@ -1,0 +1,111 @@
+import { userInfo, homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { formatProblem as formatConfigProblem, loadConfigFile } from '../config/load.js';
+import type { CheckProblem, CheckReport } from './report.js';
+import { checkSshDir, showPathUnder } from './ssh-dir.js';
+import { checkStateDir } from './state-dir.js';
+import { checkTunnelHost } from './tunnel-host.js';
+
+export type { CheckProblem, CheckReport, TunnelResolution } from './report.js';
+export { checkExitCode, formatReport } from './report.js';
+
+/** What `tunnel-manager check` is asked to check; the daemon's own settings. */
+export interface CheckOptions {
+  configPath: string;
+  /** `--ssh-config`/`SSH_CONFIG`, or null when ssh uses its default (~/.ssh/config). */
+  sshConfigPath: string | null;
+  stateDir: string;
+  sshBin: string;
+  /** The uid the daemon runs as; defaults to this process's. */
+  uid?: number;
+  /** Home directory that `~` means to ssh; defaults to the account's home. */
+  home?: string;
+  /** The SSH directory's path on the host (SSH_DIR_HOST), for fix commands in a container. */
+  hostSshDir?: string;
+  /** SSH_AUTH_SOCK; defaults to this process's environment. */
+  agentSocket?: string | null;
+}
+
+function account(): { home: string; user: string } {
+  try {
+    const u = userInfo();
+    return { home: u.homedir, user: u.username };
+  } catch {
+    // No passwd entry for this uid: ssh will say so itself when it is run.
+    return { home: homedir(), user: String(process.getuid?.() ?? '') };
+  }
+}
+
+/**
+ * Checks everything the daemon needs and lists every problem at once: the SSH
+ * directory (modes, owners, the config file), the config file, each tunnel's host as
+ * ssh resolves it (host name, keys), and the state directory.
+ */
+export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
+  const processUid = process.getuid?.() ?? 0;
+  const uid = opts.uid ?? processUid;
+  const acct = account();
+  const home = opts.home ?? acct.home;
+  const agentSocket = opts.agentSocket !== undefined ? opts.agentSocket : (process.env.SSH_AUTH_SOCK || null);
+  const problems: CheckProblem[] = [];
+  const notes: string[] = [];
+
+  const sshDir = opts.sshConfigPath !== null ? dirname(opts.sshConfigPath) : join(home, '.ssh');
+  const show = showPathUnder(sshDir, opts.hostSshDir);
+  let shownSshDir: string | null = show(sshDir);
+  if (opts.sshConfigPath === null && !existsSync(sshDir)) {
+    notes.push(`no SSH config file and no ${sshDir}: ssh uses its defaults and the agent`);
+    shownSshDir = null;
+  } else {
+    problems.push(...(await checkSshDir(sshDir, opts.sshConfigPath, uid, show)));
+  }
+
+  const load = await loadConfigFile(opts.configPath);
+  const tunnels: CheckReport['tunnels'] = [];
+  switch (load.kind) {
+    case 'missing':
+      notes.push(`${opts.configPath} does not exist yet: the daemon starts with no tunnels and picks it up when it appears`);
+      break;
+    case 'invalid':
+      for (const p of load.problems) problems.push({ where: opts.configPath, what: formatConfigProblem(p), fix: null });
+      break;
+    case 'ok': {
+      for (const w of load.warnings) notes.push(`${opts.configPath}: ${formatConfigProblem(w)}`);
+      const ctx = {
+        sshBin: opts.sshBin,
+        sshConfigPath: opts.sshConfigPath,
+        sshDir,
+        uid,
+        runningAsUid: uid === processUid,
+        home,
+        localUser: acct.user,
+        agentSocket,
+      };
+      // One at a time: each is a short ssh -G, and a DNS lookup at most.
+      for (const t of load.config.tunnels) {
+        const r = await checkTunnelHost({ name: t.name, hash: t.hash, remote_host: t.remote_host }, ctx);
+        if (r.resolution !== null) tunnels.push(r.resolution);
+        problems.push(...r.problems);
+        notes.push(...r.notes);
+      }
+      break;
+    }
+    default: {
+      const never: never = load;
+      throw new Error(`unexpected config load result ${JSON.stringify(never)}`);
+    }
+  }
+
+  problems.push(...(await checkStateDir(opts.stateDir, uid, uid === processUid)));
+
+  return {
+    configPath: opts.configPath,
+    sshConfigPath: opts.sshConfigPath,
+    sshDir: shownSshDir,
+    stateDir: opts.stateDir,
+    tunnels,
+    notes,
+    problems,
+  };
+}

@@ -1,0 +1,82 @@
+/** One thing `tunnel-manager check` found wrong. */
+export interface CheckProblem {
+  /** The file, folder or tunnel it is about, as the user knows it. */
+  where: string;
+  /** What is wrong, as a sentence fragment (no trailing period). */
+  what: string;
+  /** A command to paste that fixes it, or null when only an edit can. */
+  fix: string | null;
+}
+
+/** How one tunnel's `remote_host` resolved through `ssh -G`. */
+export interface TunnelResolution {
+  name: string;
+  hash: string;
+  remote_host: string;
+  hostname: string;
+  user: string;
+  port: string;
+  /** Identity files ssh would try, `~` expanded, with whether each is usable. */
+  identities: { path: string; usable: boolean }[];
+  /** True when an SSH agent (or a PKCS#11 provider) can supply keys. */
+  agent: boolean;
+}
+
+/** Everything `runChecks` found, every problem at once. */
+export interface CheckReport {
+  configPath: string;
+  sshConfigPath: string | null;
+  /** The folder of the SSH config file (or ~/.ssh without one), as shown to the user. */
+  sshDir: string | null;
+  stateDir: string;
+  tunnels: TunnelResolution[];
+  /** Things worth knowing that are not problems (decisions the check made, warnings). */
+  notes: string[];
+  problems: CheckProblem[];
+}
+
+/** 0 when nothing is wrong, 1 when any problem was found. */
+export function checkExitCode(report: CheckReport): 0 | 1 {
+  return report.problems.length === 0 ? 0 : 1;
+}
+
+/** One problem as two lines; docker/entrypoint.sh prints the same format. */
+export function formatProblem(p: CheckProblem): string {
+  return p.fix === null ? `- ${p.where}: ${p.what}` : `- ${p.where}: ${p.what}\n  fix: ${p.fix}`;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** The human report printed by `tunnel-manager check`. */
+export function formatReport(report: CheckReport): string {
+  const lines: string[] = [
+    `config file:     ${report.configPath}`,
+    `SSH config:      ${report.sshConfigPath ?? '(none: ssh uses its defaults)'}`,
+    `SSH directory:   ${report.sshDir ?? '(none)'}`,
+    `state directory: ${report.stateDir}`,
+  ];
+  if (report.tunnels.length > 0) {
+    lines.push('', 'tunnels:');
+    for (const t of report.tunnels) {
+      const keys = t.identities.filter((i) => i.usable).map((i) => i.path);
+      const auth = [...keys, ...(t.agent ? ['agent'] : [])];
+      lines.push(
+        `  ${t.name} (${t.hash.slice(0, 8)}): ${t.remote_host} -> ${t.user}@${t.hostname}:${t.port}` +
+          `, keys: ${auth.length > 0 ? auth.join(', ') : 'none'}`,
+      );
+    }
+  }
+  if (report.notes.length > 0) {
+    lines.push('', 'notes:', ...report.notes.map((n) => `  ${n}`));
+  }
+  lines.push('');
+  if (report.problems.length === 0) {
+    lines.push('no problems found');
+  } else {
+    lines.push(`${plural(report.problems.length, 'problem')} found; run or do this, then check again:`);
+    lines.push(...report.problems.map(formatProblem));
+  }
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,157 @@
+import { lookup } from 'node:dns/promises';
+import { constants, type Stats } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
+import { isIP } from 'node:net';
+import { execa } from 'execa';
+import type { CheckProblem, TunnelResolution } from './report.js';
+import { shellQuote } from './rules.js';
+import { expandIdentityPath, first, isDefaultIdentity, parseSshG, sshErrorLine } from './ssh-g.js';
+
+/** What checking one tunnel's host needs to know about the machine. */
+export interface HostCheckContext {
+  sshBin: string;
+  sshConfigPath: string | null;
+  /** The SSH directory, whose files the directory check already covers. */
+  sshDir: string | null;
+  uid: number;
+  /** True when this process runs as `uid` (then access(2) answers for it). */
+  runningAsUid: boolean;
+  home: string;
+  localUser: string;
+  /** SSH_AUTH_SOCK of the environment the daemon runs in. */
+  agentSocket: string | null;
+}
+
+export interface TunnelRef {
+  name: string;
+  hash: string;
+  remote_host: string;
+}
+
+async function statOrNull(path: string): Promise<Stats | null> {
+  try {
+    return await stat(path);
+  } catch {
+    return null;
+  }
+}
+
+/** Readable by `uid`: asked of the kernel when we are that uid, else judged by mode bits. */
+async function readableBy(path: string, st: Stats, ctx: HostCheckContext): Promise<boolean> {
+  if (ctx.runningAsUid) {
+    return access(path, constants.R_OK).then(() => true, () => false);
+  }
+  if (ctx.uid === 0) return true;
+  return st.uid === ctx.uid ? (st.mode & 0o400) !== 0 : (st.mode & 0o004) !== 0;
+}
+
+async function resolves(hostname: string): Promise<boolean> {
+  if (isIP(hostname) !== 0) return true;
+  const timeout = new Promise<boolean>((resolve) => setTimeout(() => resolve(true), 3000).unref());
+  return Promise.race([lookup(hostname).then(() => true, () => false), timeout]);
+}
+
+/**
+ * Resolves a tunnel's `remote_host` with `ssh -G` and checks what ssh will need:
+ * the host name resolves (unless a ProxyJump/ProxyCommand reaches it), and keys.
+ *
+ * Keys: an IdentityFile the config names must exist and be readable. The defaults
+ * ssh tries when none is named (~/.ssh/id_rsa, id_ed25519, …) may be missing, as long
+ * as at least one identity is usable or an agent (SSH_AUTH_SOCK, IdentityAgent) or a
+ * PKCS#11 provider can supply keys. A key outside the SSH directory must also be 600,
+ * since ssh refuses a private key others can read.
+ */
+export async function checkTunnelHost(
+  t: TunnelRef,
+  ctx: HostCheckContext,
+): Promise<{ resolution: TunnelResolution | null; problems: CheckProblem[]; notes: string[] }> {
+  const where = `tunnel "${t.name}" (remote_host ${t.remote_host})`;
+  const args = ['-G', ...(ctx.sshConfigPath !== null ? ['-F', ctx.sshConfigPath] : []), '--', t.remote_host];
+  const r = await execa(ctx.sshBin, args, { reject: false, stdin: 'ignore', timeout: 10_000 });
+  if (r.exitCode !== 0 || r.failed) {
+    const cause = r.exitCode === undefined ? (r.shortMessage ?? 'ssh could not be run') : sshErrorLine(String(r.stderr));
+    return { resolution: null, problems: [{ where, what: `ssh -G failed: ${cause}`, fix: null }], notes: [] };
+  }
+  const s = parseSshG(String(r.stdout));
+  const hostname = first(s, 'hostname') ?? t.remote_host;
+  const user = first(s, 'user') ?? ctx.localUser;
+  const port = first(s, 'port') ?? '22';
+  const problems: CheckProblem[] = [];
+  const notes: string[] = [];
+
+  const proxied = (first(s, 'proxyjump') ?? 'none') !== 'none' || (first(s, 'proxycommand') ?? 'none') !== 'none';
+  if (!proxied && !(await resolves(hostname))) {
+    const cfg = ctx.sshConfigPath ?? '~/.ssh/config';
+    const alias = t.remote_host.includes('@') ? t.remote_host.slice(t.remote_host.indexOf('@') + 1) : t.remote_host;
+    problems.push({
+      where,
+      what: `host name "${hostname}" does not resolve: add a Host ${alias} entry with its HostName to the SSH config`,
+      fix: `printf '\\nHost ${alias}\\n  HostName ADDRESS\\n  User ${user}\\n' >> ${shellQuote(cfg)}`,
+    });
+  }
+
+  const agentSetting = first(s, 'identityagent');
+  const agent =
+    (agentSetting !== undefined && agentSetting !== 'none' && agentSetting !== 'SSH_AUTH_SOCK') ||
+    ((agentSetting === undefined || agentSetting === 'SSH_AUTH_SOCK') && ctx.agentSocket !== null) ||
+    (first(s, 'pkcs11provider') ?? 'none') !== 'none';
+
+  const identities: TunnelResolution['identities'] = [];
+  const missingDefaults: string[] = [];
+  for (const raw of s.get('identityfile') ?? []) {
+    const path = expandIdentityPath(raw, {
+      home: ctx.home,
+      localUser: ctx.localUser,
+      hostname,
+      remoteUser: user,
+      port,
+    });
+    if (path === null) {
+      notes.push(`${where}: IdentityFile ${raw} has a token the check does not expand; not checked`);
+      continue;
+    }
+    const st = await statOrNull(path);
+    if (st === null || !st.isFile()) {
+      if (isDefaultIdentity(raw)) missingDefaults.push(path);
+      else problems.push({
+        where,
+        what: `IdentityFile ${path} does not exist; correct the path in the SSH config or create the key`,
+        fix: `ssh-keygen -t ed25519 -f ${shellQuote(path)}`,
+      });
+      continue;
+    }
+    const readable = await readableBy(path, st, ctx);
+    identities.push({ path, usable: readable });
+    if (!readable) {
+      problems.push({
+        where: path,
+        what: `not readable by uid ${ctx.uid} (the user tunnel-manager runs as)`,
+        fix: `sudo chown ${ctx.uid} ${shellQuote(path)}`,
+      });
+    }
+    const inSshDir = ctx.sshDir !== null && path.startsWith(`${ctx.sshDir.replace(/\/+$/, '')}/`);
+    if (!inSshDir && (st.mode & 0o077) !== 0) {
+      problems.push({
+        where: path,
+        what: `mode is ${(st.mode & 0o7777).toString(8)}, must be 600 (private keys and the SSH config are for the owner only)`,
+        fix: `chmod 600 ${shellQuote(path)}`,
+      });
+    }
+  }
+  if (!identities.some((i) => i.usable) && !agent) {
+    const key = `${ctx.home}/.ssh/id_ed25519`;
+    problems.push({
+      where,
+      what:
+        'no usable key: ' +
+        (missingDefaults.length > 0 ? `none of ${missingDefaults.join(', ')} exists` : 'no identity file is usable') +
+        ' and no SSH agent is set (SSH_AUTH_SOCK)',
+      fix: `ssh-keygen -t ed25519 -f ${shellQuote(key)} && ssh-copy-id -i ${shellQuote(key)} ${shellQuote(t.remote_host)}`,
+    });
+  }
+  return {
+    resolution: { name: t.name, hash: t.hash, remote_host: t.remote_host, hostname, user, port, identities, agent },
+    problems,
+    notes,
+  };
+}
