@@ -1,0 +1,87 @@
+# syntax=docker/dockerfile:1
+#
+# tunnel-manager: keeps SSH tunnels up (see docs/docker.md).
+#
+#   docker build -t tunnel-manager .
+#
+# The base needs Node >= 20.19 (chokidar 5 and cac 7); Debian bookworm brings
+# util-linux setpriv, which the entrypoint uses to drop to PUID/PGID.
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+# --- build: dev dependencies, TypeScript -> dist/, packed as npm would publish it
+FROM ${NODE_IMAGE} AS build
+WORKDIR /src
+RUN node -e 'const [a,b]=process.versions.node.split(".").map(Number); if (a<20||(a===20&&b<19)) { console.error("Node >= 20.19 is needed, the base image has " + process.version); process.exit(1) }'
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json ./
+COPY src ./src
+RUN npm run build \
+ && npm pack --silent --pack-destination /tmp \
+ && mkdir /out \
+ && tar -xzf /tmp/tunnel-manager-*.tgz -C /out --strip-components=1
+
+# --- production dependencies only, from the same lock file
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund \
+ && npm cache clean --force
+
+# --- runtime
+FROM ${NODE_IMAGE} AS runtime
+ARG VERSION=0.1.0
+LABEL org.opencontainers.image.title="tunnel-manager" \
+      org.opencontainers.image.description="Keeps SSH tunnels up, with an HTTP API, a CLI, a web panel and an OpenAI-compatible chat proxy" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.licenses="MIT" \
+      org.opencontainers.image.documentation="docs/docker.md"
+
+# openssh-client runs the tunnels; tini is PID 1 (forwards signals, reaps zombies).
+# The base image's "node" account (uid 1000) would shadow a PUID of 1000, so it goes;
+# "tunnel" is renumbered to PUID/PGID by the entrypoint at every start, which also
+# hands the empty /config and the state volume to that uid.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends openssh-client tini \
+ && rm -rf /var/lib/apt/lists/* \
+ && userdel --remove node \
+ && groupadd --gid 911 tunnel \
+ && useradd --uid 911 --gid tunnel --home-dir /home/tunnel --no-create-home --shell /usr/sbin/nologin tunnel \
+ && install -d -m 755 /home/tunnel /config /var/lib/tunnel-manager
+
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /out/ ./
+COPY docker/entrypoint.sh /usr/local/bin/tunnel-entrypoint
+COPY docker/healthcheck.mjs /usr/local/lib/tunnel-manager/healthcheck.mjs
+RUN chmod 755 /usr/local/bin/tunnel-entrypoint \
+ && printf '#!/bin/sh\nexec node /app/dist/main.js "$@"\n' > /usr/local/bin/tunnel-manager \
+ && printf '#!/bin/sh\nexec node /app/dist/cli/main.js "$@"\n' > /usr/local/bin/tunnel-cli \
+ && chmod 755 /usr/local/bin/tunnel-manager /usr/local/bin/tunnel-cli
+
+# Every path the entrypoint and the daemon use. SSH_DIR is where ~/.ssh is mounted
+# (read-only): the account's home, so that "~/.ssh/..." in the SSH config works.
+ENV NODE_ENV=production \
+    HOME=/home/tunnel \
+    TUNNEL_USER=tunnel \
+    SSH_DIR=/home/tunnel/.ssh \
+    SSH_CONFIG=/home/tunnel/.ssh/config \
+    TUNNEL_CONFIG=/config/config.yaml \
+    TUNNEL_STATE_DIR=/var/lib/tunnel-manager \
+    TUNNEL_SOCKET=/run/tunnel-manager/api.sock \
+    TUNNEL_API_LISTEN=127.0.0.1:8080 \
+    TUNNEL_API_URL=http://127.0.0.1:8080 \
+    PANEL_LISTEN=127.0.0.1:5000 \
+    TUNNEL_DIRECTION_MODE=default
+
+# The daemon's API (and /v1 chat proxy) and the panel. With host networking (see
+# compose.yaml) these are documentation; both bind loopback by default.
+EXPOSE 8080 5000
+VOLUME ["/config", "/var/lib/tunnel-manager"]
+
+HEALTHCHECK --interval=30s --timeout=5s --start-period=15s --retries=3 \
+  CMD ["node", "/usr/local/lib/tunnel-manager/healthcheck.mjs"]
+
+# The entrypoint starts as root to apply PUID/PGID, then runs the daemon unprivileged.
+ENTRYPOINT ["/usr/bin/tini", "--", "/usr/local/bin/tunnel-entrypoint"]
+CMD []
