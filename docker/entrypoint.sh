@@ -105,11 +105,14 @@ shown() {
   esac
 }
 
+report=''
+nl='
+'
 problem() {
   # $1 where, $2 what is wrong, $3 the fix (may be empty)
   problems=$((problems + 1))
-  printf -- '- %s: %s\n' "$1" "$2" >&2
-  [ -z "$3" ] || printf '  fix: %s\n' "$3" >&2
+  report="$report- $1: $2$nl"
+  [ -z "$3" ] || report="$report  fix: $3$nl"
 }
 
 # Public keys and known_hosts are not secret: group/other may read them, not write.
@@ -151,11 +154,13 @@ check_ssh_dir() {
   # Symbolic links are judged by what they point to, as ssh does. Sorted by path
   # (C locale), the order `tunnel-manager check` uses.
   tab=$(printf '\t')
-  find -L "$SSH_DIR" -mindepth 1 \( -type d -o -type f \) -printf '%p\t%y\t%m\t%U\n' 2>/dev/null |
-    LC_ALL=C sort >"$listing"
+  listing=$(find -L "$SSH_DIR" -mindepth 1 \( -type d -o -type f \) -printf '%p\t%y\t%m\t%U\n' 2>/dev/null |
+    LC_ALL=C sort)
   while IFS=$tab read -r path kind perm owner; do
-    check_entry "$path" "$kind" "$perm" "$owner"
-  done <"$listing"
+    [ -z "$path" ] || check_entry "$path" "$kind" "$perm" "$owner"
+  done <<LISTING
+$listing
+LISTING
   [ -f "$SSH_CONFIG" ] || {
     c=$(quote "$(shown "$SSH_CONFIG")")
     problem "$(shown "$SSH_CONFIG")" "the SSH config file does not exist (tunnels take host names, users and keys from it)" "touch $c && chmod 600 $c"
@@ -163,22 +168,19 @@ check_ssh_dir() {
 }
 
 if [ "$mode" = serve ]; then
-  listing=$(mktemp)
-  check_ssh_dir 2>"$listing.err" || true
+  check_ssh_dir
   if [ "$problems" -gt 0 ]; then
     {
       printf '%s: the SSH directory %s is not usable; run on the host:\n' "$prog" "$SSH_DIR_SHOWN"
-      cat "$listing.err"
+      printf '%s' "$report"
       owners=$(find -L "$SSH_DIR" -maxdepth 0 -printf '%U\n' 2>/dev/null || true)
       if [ -n "$owners" ] && [ "$owners" != "$PUID" ]; then
         printf '%s: if uid %s is your user on the host, set PUID=%s instead of changing owners.\n' "$prog" "$owners" "$owners"
       fi
       printf '%s: then start the container again.\n' "$prog"
     } >&2
-    rm -f "$listing" "$listing.err"
     exit 1
   fi
-  rm -f "$listing" "$listing.err"
 fi
 
 # --- the account ------------------------------------------------------------
@@ -195,6 +197,8 @@ if [ "$(id -u)" -ne 0 ]; then
   # Started with --user: nothing to switch; the ids must agree.
   [ "$(id -u)" = "$PUID" ] ||
     die 2 "the container runs as uid $(id -u) but PUID is $PUID: drop --user (the entrypoint switches to PUID itself) or make them equal"
+  mkdir -p "$TUNNEL_STATE_DIR" "$(dirname "$TUNNEL_SOCKET")" ||
+    die 1 "uid $PUID cannot create $TUNNEL_STATE_DIR or $(dirname "$TUNNEL_SOCKET") (TUNNEL_STATE_DIR, TUNNEL_SOCKET)"
 else
   # TUNNEL_USER names the image's account, renumbered to PUID/PGID: ssh needs an
   # account for its uid (it reads the home directory from /etc/passwd). Its line
