@@ -68,6 +68,11 @@ PGID=$(printf '%s' "$PGID" | sed 's/^0*//')
 PGID=${PGID:-0}
 [ "$PUID" -ne 0 ] || die 2 "PUID is 0 (root): tunnel-manager runs as an unprivileged user; set PUID to your own uid (run 'id -u' on the host)"
 
+# Started with --user (or runAsUser): nothing to switch, so the ids must agree.
+if [ "$(id -u)" -ne 0 ] && [ "$(id -u)" != "$PUID" ]; then
+  die 2 "the container runs as uid $(id -u) but PUID is $PUID: drop --user (the entrypoint switches to PUID itself) or make them equal"
+fi
+
 # Optional secrets set to "" by compose mean "not set".
 for name in TUNNEL_API_TOKEN PANEL_TOKEN; do
   eval "value=\${$name:-}"
@@ -77,8 +82,8 @@ done
 SSH_DIR=${SSH_DIR%/}
 SSH_DIR=${SSH_DIR:-/}
 # What the user knows the SSH directory as on the host, for the fix commands.
-SSH_DIR_SHOWN=${SSH_DIR_HOST:-$SSH_DIR}
-SSH_DIR_SHOWN=${SSH_DIR_SHOWN%/}
+ssh_dir_shown=${SSH_DIR_HOST:-$SSH_DIR}
+ssh_dir_shown=${ssh_dir_shown%/}
 
 # --- command ----------------------------------------------------------------
 
@@ -99,8 +104,8 @@ problems=0
 
 shown() {
   case $1 in
-    "$SSH_DIR") printf '%s' "$SSH_DIR_SHOWN" ;;
-    "$SSH_DIR"/*) printf '%s%s' "$SSH_DIR_SHOWN" "${1#"$SSH_DIR"}" ;;
+    "$SSH_DIR") printf '%s' "$ssh_dir_shown" ;;
+    "$SSH_DIR"/*) printf '%s%s' "$ssh_dir_shown" "${1#"$SSH_DIR"}" ;;
     *) printf '%s' "$1" ;;
   esac
 }
@@ -171,7 +176,7 @@ if [ "$mode" = serve ]; then
   check_ssh_dir
   if [ "$problems" -gt 0 ]; then
     {
-      printf '%s: the SSH directory %s is not usable; run on the host:\n' "$prog" "$SSH_DIR_SHOWN"
+      printf '%s: the SSH directory %s is not usable; run on the host:\n' "$prog" "$ssh_dir_shown"
       printf '%s' "$report"
       owners=$(find -L "$SSH_DIR" -maxdepth 0 -printf '%U\n' 2>/dev/null || true)
       if [ -n "$owners" ] && [ "$owners" != "$PUID" ]; then
@@ -194,9 +199,6 @@ as_user() {
 }
 
 if [ "$(id -u)" -ne 0 ]; then
-  # Started with --user: nothing to switch; the ids must agree.
-  [ "$(id -u)" = "$PUID" ] ||
-    die 2 "the container runs as uid $(id -u) but PUID is $PUID: drop --user (the entrypoint switches to PUID itself) or make them equal"
   mkdir -p "$TUNNEL_STATE_DIR" "$(dirname "$TUNNEL_SOCKET")" ||
     die 1 "uid $PUID cannot create $TUNNEL_STATE_DIR or $(dirname "$TUNNEL_SOCKET") (TUNNEL_STATE_DIR, TUNNEL_SOCKET)"
 else

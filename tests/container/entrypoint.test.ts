@@ -1,0 +1,204 @@
+// docker/entrypoint.sh run outside a container, as root, the way the image runs it.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { chmod, chown, mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { ENTRYPOINT, UID, entrypoint, makeFixture, type Fixture } from './fixture.js';
+
+let fx: Fixture;
+beforeEach(async () => {
+  fx = await makeFixture();
+});
+afterEach(async () => {
+  await fx.cleanup();
+});
+
+describe('entrypoint: user switch', () => {
+  it('is run by root here (the tests need it)', () => {
+    expect(process.getuid?.()).toBe(0);
+  });
+
+  it('runs tunnel-manager from PATH as PUID/PGID with no extra groups', async () => {
+    const r = await entrypoint(fx.env);
+    expect(r.stderr).not.toContain('SSH directory');
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toBe(`uid=${UID} gid=${UID} groups=${UID} args=`);
+  });
+
+  it.each([
+    [['check'], 'check'],
+    [['panel', '--listen', '127.0.0.1:5001'], 'panel --listen 127.0.0.1:5001'],
+    [['proxy'], 'proxy'],
+    [['serve'], 'serve'],
+    [['--config', '/x.yaml'], '--config /x.yaml'],
+  ])('passes %j to tunnel-manager', async (args, shown) => {
+    const r = await entrypoint(fx.env, args);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toBe(`uid=${UID} gid=${UID} groups=${UID} args=${shown}`);
+  });
+
+  it('runs any other command as given, unprivileged', async () => {
+    const r = await entrypoint(fx.env, ['sh', '-c', 'echo "$(id -u):$(id -g) $0"', 'hello']);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toBe(`${UID}:${UID} hello`);
+  });
+
+  it('creates the state dir (700) and the socket and config folders for PUID', async () => {
+    const r = await entrypoint(fx.env);
+    expect(r.exitCode).toBe(0);
+    const state = await stat(fx.env.TUNNEL_STATE_DIR as string);
+    expect([state.uid, state.gid, state.mode & 0o777]).toEqual([UID, UID, 0o700]);
+    for (const d of [join(fx.root, 'run'), join(fx.root, 'config')]) {
+      const s = await stat(d);
+      expect([s.uid, s.gid]).toEqual([UID, UID]);
+    }
+  });
+
+  it('hands an existing state dir with old files to PUID', async () => {
+    const state = fx.env.TUNNEL_STATE_DIR as string;
+    await mkdir(state, { mode: 0o755 });
+    await writeFile(join(state, 'desired.json'), '{}');
+    const r = await entrypoint(fx.env);
+    expect(r.exitCode).toBe(0);
+    expect((await stat(join(state, 'desired.json'))).uid).toBe(UID);
+  });
+
+  it('never re-owns an existing shared socket folder, and says when it cannot be written', async () => {
+    const shared = join(fx.root, 'shared');
+    await mkdir(shared, { mode: 0o755 });
+    await writeFile(join(shared, 'other'), 'x');
+    const r = await entrypoint({ ...fx.env, TUNNEL_SOCKET: join(shared, 'api.sock') });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain(`uid ${UID} cannot write ${shared}`);
+    expect((await stat(shared)).uid).toBe(0);
+  });
+
+  it('exits with the daemon: exec leaves no shell between init and the process', async () => {
+    await writeFile(join(fx.bin, 'tunnel-manager'), '#!/bin/sh\nexec sleep 30\n', { mode: 0o755 });
+    const child = entrypoint(fx.env);
+    await new Promise((r) => setTimeout(r, 500));
+    const comm = await execa('ps', ['-o', 'comm=,uid=', '-p', String(child.pid)]);
+    expect(comm.stdout.trim().split(/\s+/)).toEqual(['sleep', String(UID)]);
+    child.kill('SIGTERM');
+    const r = await child;
+    expect(r.signal).toBe('SIGTERM');
+  });
+});
+
+describe('entrypoint: PUID and PGID', () => {
+  it.each([
+    [{ PUID: undefined }, "PUID is not set: set it to the numeric user id of the host user who owns the SSH directory (run 'id -u' on the host)"],
+    [{ PUID: '' }, 'PUID is not set'],
+    [{ PUID: 'abc' }, "PUID must be a number (the output of 'id -u' on the host), got 'abc'"],
+    [{ PUID: '-1' }, "PUID must be a number (the output of 'id -u' on the host), got '-1'"],
+    [{ PGID: undefined }, "PGID is not set: set it to the numeric group id of the host user who owns the SSH directory (run 'id -g' on the host)"],
+    [{ PGID: '1.5' }, "PGID must be a number (the output of 'id -g' on the host), got '1.5'"],
+    [{ PUID: '0' }, 'PUID is 0 (root): tunnel-manager runs as an unprivileged user'],
+    [{ SSH_DIR: undefined }, 'SSH_DIR is not set: it must name a path'],
+    [{ TUNNEL_STATE_DIR: undefined }, 'TUNNEL_STATE_DIR is not set: it must name a path'],
+  ])('%j fails clearly before running anything', async (patch, message) => {
+    const r = await entrypoint({ ...fx.env, ...patch });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain(`entrypoint: ${message}`);
+    expect(r.stdout).toBe('');
+  });
+
+  it('reads "04242" as uid 4242, not as octal', async () => {
+    const r = await entrypoint({ ...fx.env, PUID: '04242', PGID: '04242' });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toContain(`uid=${UID} gid=${UID}`);
+  });
+
+  it('started without root (docker run --user): runs as is when PUID agrees, refuses when not', async () => {
+    const asUser = (env: Record<string, string>) =>
+      execa('setpriv', [`--reuid=${UID}`, `--regid=${UID}`, '--clear-groups', 'sh', ENTRYPOINT], {
+        env, extendEnv: false, reject: false,
+      });
+    // As in the Kubernetes example, the state and socket folders are volumes that exist.
+    for (const d of [fx.env.TUNNEL_STATE_DIR as string, join(fx.root, 'run')]) {
+      await mkdir(d, { mode: 0o700 });
+      await chown(d, UID, UID);
+    }
+    const ok = await asUser(fx.env);
+    expect(ok.exitCode).toBe(0);
+    expect(ok.stdout).toBe(`uid=${UID} gid=${UID} groups=${UID} args=`);
+    const bad = await asUser({ ...fx.env, PUID: '4243' });
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toContain(`the container runs as uid ${UID} but PUID is 4243`);
+  });
+});
+
+describe('entrypoint: the SSH directory', () => {
+  const lines = (where: string, what: string, fix: string) => `- ${where}: ${what}\n  fix: ${fix}\n`;
+
+  it('refuses a folder open to others, with the exact command', async () => {
+    await chmod(fx.sshDir, 0o755);
+    const r = await entrypoint(fx.env);
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain(`entrypoint: the SSH directory ${fx.sshDir} is not usable; run on the host:\n`);
+    expect(r.stderr).toContain(lines(fx.sshDir, 'mode is 755, must be 700 (no access for group or others)', `chmod 700 ${fx.sshDir}`));
+  });
+
+  it('lists every bad file at once: private 600, public not writable by others', async () => {
+    await chmod(fx.sshConfig, 0o644);
+    await chmod(fx.key, 0o640);
+    await chmod(`${fx.key}.pub`, 0o664);
+    const r = await entrypoint(fx.env);
+    expect(r.exitCode).toBe(1);
+    const priv = 'must be 600 (private keys and the SSH config are for the owner only)';
+    expect(r.stderr).toContain(lines(fx.sshConfig, `mode is 644, ${priv}`, `chmod 600 ${fx.sshConfig}`));
+    expect(r.stderr).toContain(lines(fx.key, `mode is 640, ${priv}`, `chmod 600 ${fx.key}`));
+    expect(r.stderr).toContain(
+      lines(`${fx.key}.pub`, 'mode is 664, must not be writable by group or others (644 is fine for public keys and known_hosts)', `chmod 644 ${fx.key}.pub`),
+    );
+    // known_hosts at 644 and id_test.pub's readability are fine.
+    expect(r.stderr).not.toContain(`${join(fx.sshDir, 'known_hosts')}:`);
+  });
+
+  it('names the owner problem and suggests PUID when the folder belongs to another uid', async () => {
+    const r = await entrypoint({ ...fx.env, PUID: '4243' });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain(
+      lines(fx.sshDir, 'owned by uid 4242, must be owned by uid 4243 (the user tunnel-manager runs as)', `sudo chown 4243 ${fx.sshDir}`),
+    );
+    expect(r.stderr).toContain('entrypoint: if uid 4242 is your user on the host, set PUID=4242 instead of changing owners.');
+  });
+
+  it('wants a config file', async () => {
+    await rm(fx.sshConfig);
+    const r = await entrypoint(fx.env);
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain(
+      lines(fx.sshConfig, 'the SSH config file does not exist (tunnels take host names, users and keys from it)', `touch ${fx.sshConfig} && chmod 600 ${fx.sshConfig}`),
+    );
+  });
+
+  it('wants the folder itself', async () => {
+    await rm(fx.sshDir, { recursive: true });
+    const r = await entrypoint(fx.env);
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain(lines(fx.sshDir, 'the SSH directory does not exist', `mkdir -m 700 ${fx.sshDir}`));
+  });
+
+  it('speaks of the host path (SSH_DIR_HOST) and quotes paths with spaces', async () => {
+    await chmod(fx.sshDir, 0o750);
+    const odd = join(fx.sshDir, 'my key');
+    await writeFile(odd, 'x', { mode: 0o604 });
+    await chown(odd, UID, UID);
+    const r = await entrypoint({ ...fx.env, SSH_DIR_HOST: '~/.ssh' });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain(lines('~/.ssh', 'mode is 750, must be 700 (no access for group or others)', 'chmod 700 ~/.ssh'));
+    expect(r.stderr).toContain("  fix: chmod 600 ~/'.ssh/my key'\n");
+    expect(r.stderr).not.toContain(fx.sshDir);
+  });
+
+  it('leaves the SSH directory to `check` and ignores it for panel and proxy', async () => {
+    await chmod(fx.sshDir, 0o755);
+    for (const cmd of ['check', 'panel', 'proxy']) {
+      const r = await entrypoint(fx.env, [cmd]);
+      expect(r.exitCode, cmd).toBe(0);
+      expect(r.stdout).toBe(`uid=${UID} gid=${UID} groups=${UID} args=${cmd}`);
+    }
+  });
+});
