@@ -31,10 +31,10 @@ export async function writeStub(bin: string, name = 'tunnel-manager'): Promise<v
 }
 
 /**
- * A good SSH directory owned by UID: folder 700, config and key 600, the public
+ * A good SSH directory owned by `owner` (UID unless said): folder 700, config and key 600, the public
  * key and known_hosts 644. Folders on the way are 755 so that UID can reach them.
  */
-export async function makeFixture(): Promise<Fixture> {
+export async function makeFixture(owner = UID): Promise<Fixture> {
   const root = await mkdtemp(join(tmpdir(), 'tm-container-'));
   await chmod(root, 0o755);
   const bin = join(root, 'bin');
@@ -56,7 +56,7 @@ export async function makeFixture(): Promise<Fixture> {
   );
   await chmod(sshConfig, 0o600);
   await chmod(sshDir, 0o700);
-  for (const p of [sshDir, sshConfig, key, `${key}.pub`, join(sshDir, 'known_hosts')]) await chown(p, UID, UID);
+  for (const p of [sshDir, sshConfig, key, `${key}.pub`, join(sshDir, 'known_hosts')]) await chown(p, owner, owner);
   const env = {
     PATH: `${bin}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin`,
     HOME: root,
