@@ -25,12 +25,14 @@ afterEach(async () => {
   await fx.cleanup();
 });
 
-async function health(port: number, deadline: number): Promise<{ status: number; body: any }> {
+async function health(port: number, deadline: number, exited: () => string | null): Promise<{ status: number; body: any }> {
   for (;;) {
     try {
       const res = await fetch(`http://127.0.0.1:${port}/health`);
       return { status: res.status, body: await res.json() };
     } catch (e) {
+      const gone = exited();
+      if (gone !== null) throw new Error(`the daemon exited before serving /health: ${gone}`);
       if (Date.now() > deadline) throw e;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -59,8 +61,12 @@ describe('the real daemon through the entrypoint', () => {
       ['-m', 'sh', '-c', 'mount --bind "$1" /etc && shift && exec sh "$@"', 'sh', etc, ENTRYPOINT],
       { env, extendEnv: false, reject: false },
     );
+    let gone: string | null = null;
+    void child.then((r) => {
+      gone = `exit ${r.exitCode ?? r.signal}: ${String(r.stderr).trim()}`;
+    });
     try {
-      const h = await health(port, Date.now() + 15_000);
+      const h = await health(port, Date.now() + 15_000, () => gone);
       expect(h.status).toBe(200);
       expect(h.body.ok).toBe(true);
       // exec all the way down: the child we started is the node process itself.

@@ -145,6 +145,7 @@ describe('compose.yaml', () => {
     const c = await compose();
     const p = c.services.panel;
     expect(p.command).toEqual(['panel']);
+    expect([p.build, p.image]).toEqual(['.', c.services['tunnel-manager'].image]);
     expect(p.network_mode).toBe('host');
     expect(p.restart).toBe('unless-stopped');
     expect(p.volumes).toContain(`./config:${posix.dirname(env.TUNNEL_CONFIG as string)}`);
