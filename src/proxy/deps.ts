@@ -1,0 +1,20 @@
+import type { ProxyConfig } from '../config/proxy-schema.js';
+
+/** What the proxy needs from the program that hosts it. */
+export interface ProxyDeps {
+  /** The current `proxy:` section; read on every request because the config reloads live. Null: no proxy section. */
+  getConfig(): ProxyConfig | null;
+  /** Where `${VAR}` in keys is read from; defaults to `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * The tunnel whose local end is host:port, if any, so that a 502 can say
+   * "reached through tunnel 'llm' which is RETRYING".
+   */
+  tunnelForLocalEndpoint?(host: string, port: number): { name: string; hash: string; status: string } | undefined;
+  /** Structured log sink. Entries never hold a key. */
+  log?(entry: Record<string, unknown>): void;
+  /** Largest request body accepted, in bytes; 16 MiB by default. */
+  maxBodyBytes?: number;
+}
+
+export const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;

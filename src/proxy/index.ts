@@ -1,0 +1,6 @@
+/** The OpenAI-compatible chat-completion proxy (SPEC §9). */
+export type { ProxyDeps } from './deps.js';
+export { createProxyHandler, type NodeHandler } from './handler.js';
+export { createProxyApp } from './app.js';
+export { startProxyServer, type ProxyServer } from './serve.js';
+export { proxySchema, expandEnv, type ProxyConfig, type ProviderConfig } from '../config/proxy-schema.js';

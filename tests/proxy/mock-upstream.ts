@@ -1,0 +1,222 @@
+/**
+ * An OpenAI-like upstream for the proxy tests. What it does is chosen by the bare
+ * model name the proxy forwards (model names hold colons, which also exercises the
+ * first-colon split):
+ *
+ *   anything else        a canned chat.completion (200) naming the model it got
+ *   slow:<ms>            the same, after <ms>
+ *   hang                 never answers (not even headers)
+ *   error:<status>       an OpenAI error body with that status
+ *   echo-key:<status>    an error body quoting the Authorization header it received
+ *   stream:<n>:<ms>      n SSE chunks <ms> apart, then [DONE]
+ *   gated-stream         one chunk, then waits for `release()`, then one more and [DONE]
+ *   stall-stream         one chunk, then silence
+ *   die-stream           one chunk, then the socket is destroyed
+ *   json-stall           200 JSON headers and half a body, then silence
+ *
+ * Every request is recorded with its headers and body, and with how it ended: the
+ * mock finished its answer, or the client (the proxy) closed the socket first.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Received {
+  method: string;
+  url: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  json: Record<string, unknown> | null;
+  /** Resolves with how the exchange ended. */
+  ended: Promise<'finished' | 'client_closed'>;
+}
+
+export interface MockUpstream {
+  port: number;
+  /** `http://127.0.0.1:<port>/v1` */
+  baseUrl: string;
+  received: Received[];
+  /** The next request to arrive (or the one at `index` if it already has). */
+  request(index: number): Promise<Received>;
+  /** Lets every waiting `gated-stream` finish. */
+  release(): void;
+  /** What `GET /v1/models` answers; `'hang'` never answers. */
+  models: { id: string; owned_by?: string }[] | 'hang';
+  /** Total `/models` requests seen. */
+  modelsCalls: number;
+  close(): Promise<void>;
+}
+
+const chunk = (model: string, content: string): string =>
+  `data: ${JSON.stringify({ id: 'chatcmpl-mock', object: 'chat.completion.chunk', created: 1, model, choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
+
+export function completion(model: string, content = 'hello from the mock') {
+  return {
+    id: 'chatcmpl-mock',
+    object: 'chat.completion',
+    created: 1,
+    model,
+    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+  };
+}
+
+export async function startMockUpstream(): Promise<MockUpstream> {
+  const received: Received[] = [];
+  const waiters: ((r: Received) => void)[] = [];
+  let gate: { open: Promise<void>; release: () => void } = makeGate();
+  const timers = new Set<NodeJS.Timeout>();
+  const later = (ms: number, fn: () => void): void => {
+    const t = setTimeout(() => {
+      timers.delete(t);
+      fn();
+    }, ms);
+    timers.add(t);
+  };
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      let json: Record<string, unknown> | null = null;
+      try {
+        json = JSON.parse(body) as Record<string, unknown>;
+      } catch {
+        json = null;
+      }
+      const ended = new Promise<'finished' | 'client_closed'>((resolve) => {
+        res.on('close', () => resolve(res.writableFinished ? 'finished' : 'client_closed'));
+      });
+      const record: Received = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, json, ended };
+      received.push(record);
+      waiters.splice(0).forEach((w) => w(record));
+      if (req.url?.endsWith('/models')) return models(res);
+      answer(String(json?.model ?? ''), req, res);
+    });
+  });
+
+  const mock: MockUpstream = {
+    port: 0,
+    baseUrl: '',
+    received,
+    models: [{ id: 'llama3:8b', owned_by: 'mock' }, { id: 'qwen2' }],
+    modelsCalls: 0,
+    request(index) {
+      const r = received[index];
+      if (r) return Promise.resolve(r);
+      return new Promise((resolve) => {
+        const check = (): void => {
+          const got = received[index];
+          if (got) resolve(got);
+          else waiters.push(check);
+        };
+        waiters.push(check);
+      });
+    },
+    release() {
+      gate.release();
+      gate = makeGate();
+    },
+    close() {
+      for (const t of timers) clearTimeout(t);
+      gate.release();
+      return new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+
+  function models(res: http.ServerResponse): void {
+    mock.modelsCalls++;
+    if (mock.models === 'hang') return;
+    const body = JSON.stringify({ object: 'list', data: mock.models.map((m) => ({ object: 'model', created: 2, ...m })) });
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(body);
+  }
+
+  function json(res: http.ServerResponse, status: number, body: unknown): void {
+    const text = JSON.stringify(body);
+    res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': 'upstream-id', 'x-mock': 'yes' });
+    res.end(text);
+  }
+
+  function sseHead(res: http.ServerResponse): void {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  }
+
+  function answer(model: string, req: http.IncomingMessage, res: http.ServerResponse): void {
+    const [kind, a, b] = model.split(':');
+    switch (kind) {
+      case 'slow':
+        return later(Number(a), () => json(res, 200, completion(model)));
+      case 'hang':
+        return;
+      case 'error':
+        return json(res, Number(a), { error: { message: `mock error ${a}`, type: 'mock_error', param: null, code: 'mock_code' } });
+      case 'echo-key':
+        return json(res, Number(a), { error: { message: `Incorrect API key provided: ${String(req.headers.authorization)}`, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } });
+      case 'stream': {
+        sseHead(res);
+        const n = Number(a);
+        const gap = Number(b);
+        let i = 0;
+        const next = (): void => {
+          if (res.destroyed) return;
+          if (i === n) {
+            res.end('data: [DONE]\n\n');
+            return;
+          }
+          res.write(chunk(model, `c${i++} `));
+          later(gap, next);
+        };
+        return next();
+      }
+      case 'gated-stream':
+        sseHead(res);
+        res.write(chunk(model, 'first '));
+        void gate.open.then(() => {
+          if (res.destroyed) return;
+          res.write(chunk(model, 'second'));
+          res.end('data: [DONE]\n\n');
+        });
+        return;
+      case 'stall-stream':
+        sseHead(res);
+        res.write(chunk(model, 'only '));
+        return;
+      case 'die-stream':
+        sseHead(res);
+        res.write(chunk(model, 'before dying '));
+        return later(50, () => res.socket?.destroy());
+      case 'json-stall':
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+        res.write('{"id":"chatcmpl-mock",');
+        return;
+      default:
+        return json(res, 200, completion(model));
+    }
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  mock.port = (server.address() as AddressInfo).port;
+  mock.baseUrl = `http://127.0.0.1:${mock.port}/v1`;
+  return mock;
+}
+
+function makeGate(): { open: Promise<void>; release: () => void } {
+  let release = (): void => {};
+  const open = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return { open, release };
+}
+
+/** A port on loopback where nothing listens (bound, then released). */
+export async function deadPort(): Promise<number> {
+  const s = http.createServer();
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => s.close(() => resolve()));
+  return port;
+}
