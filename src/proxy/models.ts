@@ -12,7 +12,7 @@ export interface ModelEntry {
 }
 
 // Listing is a convenience call: a provider that hangs must not hold the list for
-// its full chat timeout, and the answers are reused for a few seconds.
+// its full chat timeout (the provider's timeout applies when shorter), and the answers are reused for a few seconds.
 const LIST_TIMEOUT_MS = 5_000;
 const FRESH_MS = 10_000;
 const FAILED_FRESH_MS = 2_000;
@@ -53,12 +53,13 @@ function fetchModels(p: Provider): Promise<Listing> {
   const headers: http.OutgoingHttpHeaders = { accept: 'application/json' };
   if (p.authorization.value !== null) headers.authorization = p.authorization.value;
   const options = { ...p.target, method: 'GET', path: `${p.basePath}/models`, headers };
+  const limit = Math.min(LIST_TIMEOUT_MS, p.timeoutMs);
   return new Promise((resolve) => {
     const req = p.target.protocol === 'https:' ? https.request(options) : http.request(options);
     const deadline = setTimeout(() => {
       req.destroy();
-      resolve({ ok: false, error: `no answer within ${LIST_TIMEOUT_MS} ms` });
-    }, LIST_TIMEOUT_MS);
+      resolve({ ok: false, error: `no answer within ${limit} ms` });
+    }, limit);
     const settle = (r: Listing): void => {
       clearTimeout(deadline);
       resolve(r);

@@ -87,3 +87,63 @@ export function call(
 
 export const chat = (model: string, extra: Record<string, unknown> = {}): string =>
   JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }], ...extra });
+
+/** A streamed exchange the test reads piece by piece and can abandon at any point. */
+export interface OpenExchange {
+  /** Resolves with the status and headers once they arrive. */
+  head: Promise<{ status: number; headers: http.IncomingHttpHeaders }>;
+  /** Everything received so far. */
+  text(): string;
+  /** Resolves when the received text satisfies `test`. */
+  until(test: (text: string) => boolean): Promise<string>;
+  /** Resolves when the response ended (`'end'`) or was cut (`'cut'`). */
+  done: Promise<'end' | 'cut'>;
+  /** Closes the connection from the client side, as a user pressing Ctrl-C would. */
+  abort(): void;
+}
+
+export function open(url: string, body: string, headers: Record<string, string> = {}): OpenExchange {
+  let received = '';
+  const watchers: (() => void)[] = [];
+  let onHead!: (h: { status: number; headers: http.IncomingHttpHeaders }) => void;
+  const head = new Promise<{ status: number; headers: http.IncomingHttpHeaders }>((resolve) => (onHead = resolve));
+  let onDone!: (how: 'end' | 'cut') => void;
+  const done = new Promise<'end' | 'cut'>((resolve) => (onDone = resolve));
+  const req = http.request(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, agent: false }, (res) => {
+    onHead({ status: res.statusCode ?? 0, headers: res.headers });
+    res.setEncoding('utf8');
+    res.on('data', (c: string) => {
+      received += c;
+      watchers.splice(0).forEach((w) => w());
+    });
+    res.on('end', () => onDone('end'));
+    res.on('error', () => onDone('cut'));
+    res.on('close', () => onDone(res.complete ? 'end' : 'cut'));
+  });
+  req.on('error', () => onDone('cut'));
+  req.end(body);
+  return {
+    head,
+    text: () => received,
+    until(test) {
+      return new Promise((resolve) => {
+        const check = (): void => {
+          if (test(received)) resolve(received);
+          else watchers.push(check);
+        };
+        check();
+      });
+    },
+    done,
+    abort: () => req.destroy(),
+  };
+}
+
+/** Resolves when `test()` holds, checking every 10 ms (for log entries written just after a response). */
+export async function eventually(test: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!test()) {
+    if (Date.now() > deadline) throw new Error(`still not true after ${ms} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
