@@ -38,11 +38,12 @@ export const providerSchema = z.looseObject({
   timeout: seconds.optional(),
 });
 
+const PREFIX_MESSAGE =
+  'expected a provider prefix of letters, digits, ".", "_" or "-" (no colon), at most 64 characters, starting with a letter or digit';
+
 const prefix = z
   .string()
-  .regex(PREFIX_PATTERN, {
-    error: 'expected a provider prefix of letters, digits, ".", "_" or "-" (no colon), at most 64 characters, starting with a letter or digit',
-  });
+  .regex(PREFIX_PATTERN, { error: PREFIX_MESSAGE });
 
 /** The `proxy:` section. */
 export const proxySchema = z.looseObject({
@@ -51,7 +52,14 @@ export const proxySchema = z.looseObject({
     .array(secret, { error: 'expected a list of keys' })
     .min(1, { error: 'expected at least one key; remove api_keys to leave the proxy open' })
     .optional(),
-  providers: z.record(prefix, providerSchema).default({}),
+  providers: z
+    .record(prefix, providerSchema, {
+      error: (issue) =>
+        issue.code === 'invalid_key'
+          ? PREFIX_MESSAGE
+          : 'expected a map of providers keyed by prefix, e.g. gpu1: { base_url: http://127.0.0.1:11434/v1 }',
+    })
+    .default({}),
 });
 
 export type ProviderConfig = z.infer<typeof providerSchema>;

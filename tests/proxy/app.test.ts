@@ -1,0 +1,51 @@
+/** The Hono sub-app, mounted at /v1 on @hono/node-server as the daemon does. */
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import type { AddressInfo } from 'node:net';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { proxySchema } from '../../src/config/proxy-schema.js';
+import { createProxyApp } from '../../src/proxy/index.js';
+import { startMockUpstream, type MockUpstream } from './mock-upstream.js';
+import { call, chat, open } from './harness.js';
+
+describe('createProxyApp under app.route("/v1", …)', () => {
+  let mock: MockUpstream;
+  let server: ReturnType<typeof serve>;
+  let url: string;
+  beforeAll(async () => {
+    mock = await startMockUpstream();
+    const config = proxySchema.parse({ providers: { mock: { base_url: mock.baseUrl } } });
+    const app = new Hono();
+    app.get('/health', (c) => c.json({ ok: true }));
+    app.route('/v1', createProxyApp({ getConfig: () => config }));
+    server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
+    await new Promise((r) => server.once('listening', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((r) => server.close(r));
+    await mock.close();
+  });
+
+  it('serves completions, streams and models next to the other routes', async () => {
+    const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'x', maxRetries: 0 });
+    const r = await client.chat.completions.create({ model: 'mock:llama3:8b', messages: [{ role: 'user', content: 'hi' }] });
+    expect(r.model).toBe('llama3:8b');
+    const x = open(url, chat('mock:gated-stream', { stream: true }));
+    await x.until((t) => t.includes('first'));
+    mock.release();
+    await x.done;
+    expect(x.text()).toContain('[DONE]');
+    const m = await call(url, { path: '/v1/models', method: 'GET' });
+    expect(m.json.data.map((e: { id: string }) => e.id)).toEqual(['mock:llama3:8b', 'mock:qwen2']);
+    expect((await call(url, { path: '/health', method: 'GET' })).json).toEqual({ ok: true });
+  });
+
+  it('answers errors OpenAI-shaped with an x-request-id', async () => {
+    const r = await call(url, { body: '{', headers: { 'x-request-id': 'abc' } });
+    expect(r.status).toBe(400);
+    expect(r.headers['x-request-id']).toBe('abc');
+    expect(r.json.error.code).toBe('invalid_json');
+  });
+});

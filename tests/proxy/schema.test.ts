@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { expandEnv, proxySchema } from '../../src/config/proxy-schema.js';
+import { parseChatRequest, splitModel } from '../../src/proxy/chat-request.js';
+
+describe('proxySchema', () => {
+  it('fills defaults and keeps unknown keys', () => {
+    const r = proxySchema.safeParse({ extra: 1, providers: { gpu1: { base_url: 'http://127.0.0.1:11434/v1', note: 'x' } } });
+    expect(r.success).toBe(true);
+    expect(r.data).toEqual({ default_timeout: 600, extra: 1, providers: { gpu1: { base_url: 'http://127.0.0.1:11434/v1', note: 'x' } } });
+    expect(proxySchema.parse({})).toEqual({ default_timeout: 600, providers: {} });
+  });
+
+  it('accepts the example of SPEC §9', () => {
+    const r = proxySchema.safeParse({
+      default_timeout: 600,
+      api_keys: ['${PROXY_KEY}'],
+      providers: { gpu1: { base_url: 'http://127.0.0.1:11434/v1', api_key: '${GPU1_KEY}', timeout: 120 } },
+    });
+    expect(r.success).toBe(true);
+  });
+
+  it.each([
+    [{ default_timeout: '600' }, ['default_timeout']],
+    [{ default_timeout: 0 }, ['default_timeout']],
+    [{ default_timeout: 100_000 }, ['default_timeout']],
+    [{ api_keys: 'k' }, ['api_keys']],
+    [{ api_keys: [] }, ['api_keys']],
+    [{ api_keys: ['ok', 3] }, ['api_keys', 1]],
+    [{ providers: { 'a:b': { base_url: 'http://x/v1' } } }, ['providers', 'a:b']],
+    [{ providers: { '-a': { base_url: 'http://x/v1' } } }, ['providers', '-a']],
+    [{ providers: { a: {} } }, ['providers', 'a', 'base_url']],
+    [{ providers: { a: { base_url: 'ftp://x/v1' } } }, ['providers', 'a', 'base_url']],
+    [{ providers: { a: { base_url: 'not a url' } } }, ['providers', 'a', 'base_url']],
+    [{ providers: { a: { base_url: 'http://x/v1?q=1' } } }, ['providers', 'a', 'base_url']],
+    [{ providers: { a: { base_url: 'http://x/v1', api_key: 5 } } }, ['providers', 'a', 'api_key']],
+    [{ providers: { a: { base_url: 'http://x/v1', timeout: -1 } } }, ['providers', 'a', 'timeout']],
+    [{ providers: [] }, ['providers']],
+  ])('rejects %j at %j', (value, path) => {
+    const r = proxySchema.safeParse(value);
+    expect(r.success).toBe(false);
+    expect(r.error!.issues.map((i) => i.path)).toContainEqual(path);
+    expect(r.error!.issues.every((i) => i.message.startsWith('expected'))).toBe(true);
+  });
+});
+
+describe('expandEnv', () => {
+  it('replaces ${NAME} from the given environment', () => {
+    expect(expandEnv('${A}', { A: 'x' })).toEqual({ ok: true, value: 'x' });
+    expect(expandEnv('pre-${A}-${B_2}', { A: 'x', B_2: 'y' })).toEqual({ ok: true, value: 'pre-x-y' });
+    expect(expandEnv('no refs $A {A}', {})).toEqual({ ok: true, value: 'no refs $A {A}' });
+    expect(expandEnv('$${A}', { A: 'x' })).toEqual({ ok: true, value: '${A}' });
+  });
+
+  it('names the first unset or empty variable', () => {
+    expect(expandEnv('${A}${B}', { A: 'x' })).toEqual({ ok: false, error: { reason: 'unset_variable', variable: 'B' } });
+    expect(expandEnv('${E}', { E: '' })).toEqual({ ok: false, error: { reason: 'unset_variable', variable: 'E' } });
+  });
+});
+
+describe('model names', () => {
+  it('split at the first colon', () => {
+    expect(splitModel('gpu1:llama3:8b')).toEqual({ prefix: 'gpu1', model: 'llama3:8b' });
+    expect(splitModel('llama3')).toBeNull();
+    expect(splitModel(':x')).toBeNull();
+  });
+
+  it('reach the upstream bare, every other field untouched', () => {
+    const r = parseChatRequest('{"model":"p:a:b","messages":[{"role":"user","content":"hi"}],"n":2}');
+    expect(r).toEqual({ ok: true, value: { prefix: 'p', model: 'a:b', body: { model: 'a:b', messages: [{ role: 'user', content: 'hi' }], n: 2 } } });
+  });
+});
