@@ -1,0 +1,34 @@
+import type { ProxyConfig } from './proxy-schema.js';
+import type { TunnelSpec } from '../tunnel/spec.js';
+
+/**
+ * One thing wrong (or worth a warning) in the config file: where it is, which field,
+ * what was expected and what was found. Line and column are 1-based; 0 when the
+ * problem is about the whole file (too big, unreadable).
+ */
+export interface ConfigProblem {
+  line: number;
+  column: number;
+  /** A path such as `tunnels[2].local_port`, or `(file)`. */
+  field: string;
+  expected: string;
+  found: string;
+}
+
+/** A config file that passed validation: what the daemon runs. */
+export interface Config {
+  tunnels: TunnelSpec[];
+  /** The `proxy:` section, or null when the file has none. */
+  proxy: ProxyConfig | null;
+}
+
+/**
+ * What reading the config file gave. `missing` is not an error: the daemon runs
+ * with no tunnels (at start) or keeps the last good config (when it was deleted).
+ */
+export type LoadResult =
+  | { kind: 'ok'; config: Config; warnings: ConfigProblem[] }
+  | { kind: 'missing' }
+  | { kind: 'invalid'; problems: ConfigProblem[] };
+
+export const EMPTY_CONFIG: Config = { tunnels: [], proxy: null };

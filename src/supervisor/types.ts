@@ -1,0 +1,35 @@
+import type { TunnelSpec } from '../tunnel/spec.js';
+import type { StatusRecord } from '../tunnel/status.js';
+
+/** What applying a new tunnel list changed, by hash. */
+export interface ApplyReport {
+  added: string[];
+  removed: string[];
+  unchanged: string[];
+}
+
+export type SupervisorEvent = { type: 'status'; record: StatusRecord };
+
+/**
+ * The supervisor as the rest of the daemon sees it: one runner per tunnel, driven by
+ * the config (apply) and by the user (start/stop, which set the persisted desired state).
+ * Unknown hashes are the caller's business: it resolves prefixes first.
+ */
+export interface SupervisorApi {
+  /** Diff by hash and apply: start added (unless stopped by hand), stop removed, leave the rest alone. */
+  apply(tunnels: readonly TunnelSpec[]): Promise<ApplyReport>;
+  statuses(): StatusRecord[];
+  status(hash: string): StatusRecord | undefined;
+  /** Sets desired=started and starts it now (also out of FAILED). Resolves once the child is spawned or scheduled. */
+  start(hash: string): Promise<StatusRecord>;
+  /** Sets desired=stopped, ends the child (TERM, then KILL) and waits for it to be gone. */
+  stop(hash: string): Promise<StatusRecord>;
+  startAll(): Promise<StatusRecord[]>;
+  stopAll(): Promise<StatusRecord[]>;
+  /** Recent ssh output lines (ring buffer that survives a stop). */
+  logs(hash: string): string[] | undefined;
+  /** Subscribe to every state change; returns the unsubscribe function. */
+  subscribe(listener: (e: SupervisorEvent) => void): () => void;
+  /** Ends every child and waits; idempotent. */
+  shutdown(): Promise<void>;
+}

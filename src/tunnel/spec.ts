@@ -1,0 +1,25 @@
+import type { Endpoint } from './endpoint.js';
+
+export type Direction = 'local_to_remote' | 'remote_to_local';
+export const DIRECTIONS: readonly Direction[] = ['local_to_remote', 'remote_to_local'];
+
+/** How `direction` is read: the seed's "expose/bring" sense, or ssh's own -L/-R sense. */
+export type DirectionMode = 'default' | 'ssh-standard';
+export const DIRECTION_MODES: readonly DirectionMode[] = ['default', 'ssh-standard'];
+
+/** A validated tunnel entry from the config file. */
+export interface TunnelSpec {
+  hash: string;
+  name: string;
+  remote_host: string;
+  remote_port: Endpoint;
+  local_port: Endpoint;
+  direction: Direction;
+  interactive: boolean;
+  /** ssh options from the entry, already merged over the file's top-level ssh_options. */
+  ssh_options: Record<string, string>;
+  /** The entry as written (every key, unknown ones too), for the API's /list. */
+  written: Record<string, unknown>;
+  /** 1-based line of the entry in the file, for messages. */
+  line: number;
+}

@@ -1,0 +1,83 @@
+import { sshAddress, type Endpoint } from './endpoint.js';
+import type { DirectionMode, TunnelSpec } from './spec.js';
+
+/** Options every tunnel gets unless ssh_options override them (ssh keeps the first value). */
+export const SSH_DEFAULTS: Readonly<Record<string, string>> = {
+  ExitOnForwardFailure: 'yes',
+  BatchMode: 'yes',
+  // BatchMode silently sets ServerAliveInterval to 300 s, so both are always explicit.
+  ServerAliveInterval: '5',
+  ServerAliveCountMax: '3',
+  ConnectTimeout: '10',
+  StrictHostKeyChecking: 'accept-new',
+};
+
+/**
+ * Options the daemon depends on and that no config may change: DEBUG1 is what tells
+ * us the forward is established; a shared ControlMaster would let the forward outlive
+ * the child we supervise.
+ */
+export const SSH_FIXED: Readonly<Record<string, string>> = {
+  LogLevel: 'DEBUG1',
+  ControlMaster: 'no',
+  ControlPath: 'none',
+  RequestTTY: 'no',
+};
+
+export type ForwardFlag = '-L' | '-R';
+
+/** Which ssh forward a direction means under the given mode (SPEC §4). */
+export function forwardFlag(direction: TunnelSpec['direction'], mode: DirectionMode): ForwardFlag {
+  const exposeLocal = direction === 'local_to_remote';
+  if (mode === 'default') return exposeLocal ? '-R' : '-L';
+  return exposeLocal ? '-L' : '-R';
+}
+
+const bindPrefix = (e: Endpoint, fallback: string | null) =>
+  e.host !== null ? `${sshAddress(e.host)}:` : fallback !== null ? `${fallback}:` : '';
+const target = (e: Endpoint) => `${e.host !== null ? sshAddress(e.host) : 'localhost'}:${e.port}`;
+
+/**
+ * The forward specification. With -L the local side listens; a bare port binds
+ * 127.0.0.1 explicitly, because `localhost` quietly falls back to [::1] alone when
+ * 127.0.0.1's port is taken, which would hide a real conflict. With -R the remote
+ * side listens; a bare port leaves the bind to the server (loopback by default).
+ */
+export function forwardSpec(spec: TunnelSpec, mode: DirectionMode): { flag: ForwardFlag; value: string } {
+  const flag = forwardFlag(spec.direction, mode);
+  if (flag === '-L') {
+    return { flag, value: `${bindPrefix(spec.local_port, '127.0.0.1')}${spec.local_port.port}:${target(spec.remote_port)}` };
+  }
+  return { flag, value: `${bindPrefix(spec.remote_port, null)}${spec.remote_port.port}:${target(spec.local_port)}` };
+}
+
+function quoteIfNeeded(path: string): string {
+  return /\s/.test(path) ? `"${path}"` : path;
+}
+
+export interface SshArgsInput {
+  spec: TunnelSpec;
+  mode: DirectionMode;
+  /** Passed as -F when set. */
+  sshConfigPath: string | null;
+  /** The daemon's writable known_hosts first, then the user's own files. */
+  knownHostsFiles: readonly string[];
+}
+
+/** The complete argv after the ssh binary. An array, never a shell string. */
+export function sshArgs(input: SshArgsInput): string[] {
+  const { spec, mode } = input;
+  const args = ['-N'];
+  if (input.sshConfigPath) args.push('-F', input.sshConfigPath);
+  for (const [k, v] of Object.entries(SSH_FIXED)) args.push('-o', `${k}=${v}`);
+  // Config options first: ssh keeps the first value it sees, so they override the defaults.
+  for (const [k, v] of Object.entries(spec.ssh_options)) args.push('-o', `${k}=${v}`);
+  for (const [k, v] of Object.entries(SSH_DEFAULTS)) args.push('-o', `${k}=${v}`);
+  if (input.knownHostsFiles.length > 0) {
+    args.push('-o', `UserKnownHostsFile=${input.knownHostsFiles.map(quoteIfNeeded).join(' ')}`);
+  }
+  const fwd = forwardSpec(spec, mode);
+  args.push(fwd.flag, fwd.value);
+  args.push('--', spec.remote_host);
+  return args;
+}

@@ -1,0 +1,39 @@
+import type { Direction } from './spec.js';
+
+/**
+ * SPEC §5 states. RUNNING means ssh reported the forward established, not merely
+ * that a process exists.
+ */
+export type TunnelState = 'STOPPED' | 'STARTING' | 'RUNNING' | 'RETRYING' | 'FAILED';
+export const TUNNEL_STATES: readonly TunnelState[] = ['STOPPED', 'STARTING', 'RUNNING', 'RETRYING', 'FAILED'];
+
+/** How the last ssh child ended. */
+export interface LastExit {
+  code: number | null;
+  signal: string | null;
+  /** ISO 8601. */
+  at: string;
+}
+
+/** The status record of SPEC §5, as the API returns it. Ports are the text as written. */
+export interface StatusRecord {
+  hash: string;
+  name: string;
+  remote_host: string;
+  remote_port: string;
+  local_port: string;
+  direction: Direction;
+  status: TunnelState;
+  pid: number | null;
+  /** ISO 8601: when the tunnel entered `status`. */
+  since: string;
+  restarts: number;
+  last_exit: LastExit | null;
+  /** The meaningful line of ssh's stderr, classified (e.g. "authentication failed: Permission denied (publickey)"). */
+  last_error: string | null;
+  /** ISO 8601, while RETRYING. */
+  next_retry_at: string | null;
+}
+
+/** What the user asked for a tunnel; persisted in the state dir. */
+export type DesiredState = 'started' | 'stopped';
