@@ -1,0 +1,84 @@
+import { createDaemonApp } from '../api/app.js';
+import { createMetrics } from '../api/metrics.js';
+import { startListeners } from '../api/server.js';
+import { watchConfig } from '../config/watch.js';
+import { createProxyApp } from '../proxy/index.js';
+import { createSupervisor } from '../supervisor/index.js';
+import { createEngine, type Engine } from './engine.js';
+import { tunnelListeningOn } from './local-tunnel.js';
+import type { Log } from './log.js';
+import type { DaemonSettings } from './settings.js';
+
+export interface RunningDaemon {
+  engine: Engine;
+  tcpPort: number;
+  /** The one shutdown path: stop watching → stop every ssh child → close listeners (and the socket). Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds and starts the daemon: supervisor (which first ends any ssh child left by a
+ * crashed predecessor), the config in force, the watcher, and the API on TCP and on
+ * the unix socket with the chat proxy mounted at /v1 on TCP.
+ */
+export async function startDaemon(settings: DaemonSettings, log: Log, env: NodeJS.ProcessEnv): Promise<RunningDaemon> {
+  const supervisor = await createSupervisor({
+    sshBin: settings.sshBin,
+    sshConfigPath: settings.sshConfigPath,
+    stateDir: settings.stateDir,
+    mode: settings.mode,
+    log,
+  });
+  const engine = createEngine({ configPath: settings.configPath, mode: settings.mode, supervisor, log });
+
+  let watcher: { close(): Promise<void> } | null = null;
+  let listeners: { tcpPort: number; close(): Promise<void> } | null = null;
+  let closing: Promise<void> | null = null;
+
+  const close = () => {
+    closing ??= (async () => {
+      await watcher?.close().catch((e: unknown) => log({ event: 'watch_close_failed', error: String(e) }));
+      await supervisor.shutdown();
+      await listeners?.close().catch((e: unknown) => log({ event: 'listener_close_failed', error: String(e) }));
+    })();
+    return closing;
+  };
+
+  try {
+    // The watcher first, so that a change made while the first load runs is not missed.
+    watcher = await watchConfig(settings.configPath, () => void engine.reload().catch((e: unknown) => log({ event: 'reload_failed', error: String(e) })));
+    await engine.reload();
+
+    const proxy = createProxyApp({
+      getConfig: () => engine.config().proxy,
+      env,
+      log,
+      tunnelForLocalEndpoint(host, port) {
+        const t = tunnelListeningOn(engine.tunnels(), settings.mode, host, port);
+        const s = t ? supervisor.status(t.hash) : undefined;
+        return t && s ? { name: t.name, hash: t.hash, status: s.status } : undefined;
+      },
+    });
+    const metrics = createMetrics(engine);
+    listeners = await startListeners({
+      tcpApp: createDaemonApp({ engine, transport: 'tcp', tokens: settings.tokens, proxy, metrics }),
+      socketApp: createDaemonApp({ engine, transport: 'socket', tokens: null, metrics }),
+      listen: settings.listen,
+      socketPath: settings.socketPath,
+      tokens: settings.tokens,
+    });
+  } catch (e) {
+    await close();
+    throw e;
+  }
+  log({
+    event: 'started',
+    listen: `${settings.listen.host}:${listeners.tcpPort}`,
+    socket: settings.socketPath,
+    config: settings.configPath,
+    state_dir: settings.stateDir,
+    mode: settings.mode,
+    tunnels: engine.tunnels().length,
+  });
+  return { engine, tcpPort: listeners.tcpPort, close };
+}

@@ -1,0 +1,170 @@
+import { err, ok, type Result } from '../result.js';
+import { DIRECTION_MODES, type DirectionMode } from '../tunnel/spec.js';
+
+/**
+ * Reading the daemon's settings: each one a flag or an environment variable, the
+ * flag winning (SPEC §2). Pure: the caller hands in the parsed flags, the
+ * environment and the few facts about the account (home, uid, whether
+ * ~/.ssh/config exists), and gets typed values or one message per bad setting.
+ */
+
+export interface HostPort {
+  host: string;
+  port: number;
+}
+
+export interface DaemonSettings {
+  configPath: string;
+  listen: HostPort;
+  socketPath: string;
+  sshConfigPath: string | null;
+  sshBin: string;
+  stateDir: string;
+  mode: DirectionMode;
+  /** Bearer tokens for the TCP control routes; null when none is set. */
+  tokens: string[] | null;
+}
+
+export interface PanelSettings {
+  listen: HostPort;
+  configPath: string;
+  apiUrl: string;
+  apiToken: string | null;
+  panelToken: string | null;
+  sshConfigPath: string | null;
+  mode: DirectionMode;
+  stateDir: string;
+}
+
+export interface ProxySettings {
+  configPath: string;
+  listen: HostPort;
+  mode: DirectionMode;
+}
+
+/** Facts about the account the daemon runs as. */
+export interface Account {
+  home: string;
+  uid: number;
+  /** Whether `~/.ssh/config` exists (it is then the default `--ssh-config`). */
+  hasUserSshConfig: boolean;
+  defaultSocketPath: string;
+  defaultStateDir: string;
+}
+
+export type Flags = Record<string, unknown>;
+type Env = Record<string, string | undefined>;
+
+const DEFAULT_CONFIG = 'config/config.yaml';
+const DEFAULT_LISTEN = '127.0.0.1:8080';
+const DEFAULT_PANEL_LISTEN = '127.0.0.1:5000';
+const DEFAULT_API_URL = 'http://127.0.0.1:8080';
+
+/** `127.0.0.1:8080`, `[::1]:8080`, `localhost:8080`, `0.0.0.0:8080`. */
+export function parseListen(text: string): Result<HostPort, string> {
+  const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(text);
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || !(port >= 0 && port <= 65535)) {
+    return err(`expected HOST:PORT such as 127.0.0.1:8080 or [::1]:8080, found ${JSON.stringify(text)}`);
+  }
+  return ok({ host: (m[1] ?? m[2]) as string, port });
+}
+
+/** Loopback addresses may be served without a token. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+function pick(flags: Flags, flag: string, env: Env, variable: string | null): string | undefined {
+  const f = flags[flag];
+  if (typeof f === 'string' && f !== '') return f;
+  if (typeof f === 'number') return String(f);
+  const e = variable === null ? undefined : env[variable];
+  return e !== undefined && e !== '' ? e : undefined;
+}
+
+function readMode(flags: Flags, env: Env, problems: string[]): DirectionMode {
+  const text = pick(flags, 'directionMode', env, 'TUNNEL_DIRECTION_MODE') ?? 'default';
+  if ((DIRECTION_MODES as readonly string[]).includes(text)) return text as DirectionMode;
+  problems.push(`--direction-mode / TUNNEL_DIRECTION_MODE: expected ${DIRECTION_MODES.join(' or ')}, found ${JSON.stringify(text)}`);
+  return 'default';
+}
+
+function readListen(flags: Flags, env: Env, variable: string, fallback: string, problems: string[]): HostPort {
+  const text = pick(flags, 'listen', env, variable) ?? fallback;
+  const r = parseListen(text);
+  if (r.ok) return r.value;
+  problems.push(`--listen / ${variable}: ${r.error}`);
+  return { host: '127.0.0.1', port: 0 };
+}
+
+/** Comma-separated tokens; blanks around commas ignored; empty means none. */
+export function readTokens(text: string | undefined): string[] | null {
+  if (text === undefined) return null;
+  const tokens = text.split(',').map((t) => t.trim()).filter((t) => t !== '');
+  return tokens.length > 0 ? tokens : null;
+}
+
+function sshConfig(flags: Flags, env: Env, account: Account): string | null {
+  return pick(flags, 'sshConfig', env, 'SSH_CONFIG') ?? (account.hasUserSshConfig ? `${account.home}/.ssh/config` : null);
+}
+
+const done = <T>(value: T, problems: string[]): Result<T, string[]> => (problems.length > 0 ? err(problems) : ok(value));
+
+export function daemonSettings(flags: Flags, env: Env, account: Account): Result<DaemonSettings, string[]> {
+  const problems: string[] = [];
+  const listen = readListen(flags, env, 'TUNNEL_API_LISTEN', DEFAULT_LISTEN, problems);
+  const tokens = readTokens(env.TUNNEL_API_TOKEN);
+  if (!isLoopback(listen.host) && tokens === null) {
+    problems.push(
+      `refusing to listen on ${listen.host}:${listen.port} without TUNNEL_API_TOKEN: anyone who can reach it could control the tunnels; set TUNNEL_API_TOKEN or listen on 127.0.0.1`,
+    );
+  }
+  const settings: DaemonSettings = {
+    configPath: pick(flags, 'config', env, 'TUNNEL_CONFIG') ?? DEFAULT_CONFIG,
+    listen,
+    socketPath: pick(flags, 'socket', env, 'TUNNEL_SOCKET') ?? account.defaultSocketPath,
+    sshConfigPath: sshConfig(flags, env, account),
+    sshBin: pick(flags, 'sshBin', env, 'SSH_BIN') ?? 'ssh',
+    stateDir: pick(flags, 'stateDir', env, 'TUNNEL_STATE_DIR') ?? account.defaultStateDir,
+    mode: readMode(flags, env, problems),
+    tokens,
+  };
+  return done(settings, problems);
+}
+
+export function panelSettings(flags: Flags, env: Env, account: Account): Result<PanelSettings, string[]> {
+  const problems: string[] = [];
+  const listen = readListen(flags, env, 'PANEL_LISTEN', DEFAULT_PANEL_LISTEN, problems);
+  const panelToken = pick({}, '', env, 'PANEL_TOKEN') ?? null;
+  if (!isLoopback(listen.host) && panelToken === null) {
+    problems.push(
+      `refusing to serve the panel on ${listen.host}:${listen.port} without PANEL_TOKEN: anyone who can reach it could edit the tunnels; set PANEL_TOKEN or listen on 127.0.0.1`,
+    );
+  }
+  const apiUrl = pick(flags, 'api', env, 'TUNNEL_API_URL') ?? DEFAULT_API_URL;
+  if (!URL.canParse(apiUrl) || !/^https?:$/.test(new URL(apiUrl).protocol)) {
+    problems.push(`--api / TUNNEL_API_URL: expected an http:// URL such as ${DEFAULT_API_URL}, found ${JSON.stringify(apiUrl)}`);
+  }
+  const settings: PanelSettings = {
+    listen,
+    configPath: pick(flags, 'config', env, 'TUNNEL_CONFIG') ?? DEFAULT_CONFIG,
+    apiUrl,
+    apiToken: readTokens(env.TUNNEL_API_TOKEN)?.[0] ?? null,
+    panelToken,
+    sshConfigPath: sshConfig(flags, env, account),
+    mode: readMode(flags, env, problems),
+    stateDir: pick(flags, 'stateDir', env, 'TUNNEL_STATE_DIR') ?? account.defaultStateDir,
+  };
+  return done(settings, problems);
+}
+
+export function proxySettings(flags: Flags, env: Env): Result<ProxySettings, string[]> {
+  const problems: string[] = [];
+  const settings: ProxySettings = {
+    configPath: pick(flags, 'config', env, 'TUNNEL_CONFIG') ?? DEFAULT_CONFIG,
+    listen: readListen(flags, env, 'TUNNEL_API_LISTEN', DEFAULT_LISTEN, problems),
+    mode: readMode(flags, env, problems),
+  };
+  return done(settings, problems);
+}

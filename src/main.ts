@@ -1,0 +1,225 @@
+#!/usr/bin/env node
+/**
+ * Composition root of `tunnel-manager`: reads settings, builds the part asked for
+ * (daemon, panel, proxy, check), wires signals and sets the exit code. The only
+ * module that touches `process`.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { cac } from 'cac';
+import { defaultSocketPath, defaultStateDir } from './api/paths.js';
+import { checkExitCode, formatReport, runChecks } from './check/index.js';
+import { loadConfigFile } from './config/load.js';
+import { watchConfig } from './config/watch.js';
+import { createLog, type Log } from './daemon/log.js';
+import { startDaemon } from './daemon/serve.js';
+import { daemonSettings, panelSettings, proxySettings, type Account, type Flags } from './daemon/settings.js';
+import { startPanel } from './panel/index.js';
+import { startProxyServer, type ProxyConfig } from './proxy/index.js';
+import type { Result } from './result.js';
+
+const EXIT_USAGE = 2;
+const SHUTDOWN_LIMIT_MS = 15_000;
+
+const log: Log = createLog((line) => process.stderr.write(line));
+
+function account(): Account {
+  let home = homedir();
+  try {
+    home = userInfo().homedir;
+  } catch {
+    // No passwd entry for this uid (a container started with --user): HOME it is.
+  }
+  const uid = process.getuid?.() ?? 0;
+  return {
+    home,
+    uid,
+    hasUserSshConfig: existsSync(join(home, '.ssh', 'config')),
+    defaultSocketPath: defaultSocketPath(process.env, uid),
+    defaultStateDir: defaultStateDir(process.env, home),
+  };
+}
+
+function version(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version?: string };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+function settingsOrExit<T>(r: Result<T, string[]>): T | null {
+  if (r.ok) return r.value;
+  for (const p of r.error) process.stderr.write(`tunnel-manager: ${p}\n`);
+  process.exitCode = EXIT_USAGE;
+  return null;
+}
+
+/**
+ * Runs `close` once on SIGTERM/SIGINT (or a crash), bounded in time: a second
+ * signal or the time limit exits at once — after the supervisor has had its chance
+ * to end the ssh children, which also die with us through execa's cleanup.
+ */
+function onShutdown(close: () => Promise<void>): void {
+  let started = false;
+  const stop = (why: string, code: number) => {
+    if (started) {
+      log({ event: 'shutdown_forced', why });
+      process.exit(code || 1);
+    }
+    started = true;
+    log({ event: 'shutdown', why });
+    const limit = setTimeout(() => {
+      log({ event: 'shutdown_timeout', limit_ms: SHUTDOWN_LIMIT_MS });
+      process.exit(1);
+    }, SHUTDOWN_LIMIT_MS);
+    limit.unref();
+    close()
+      .catch((e: unknown) => log({ event: 'shutdown_failed', error: String(e) }))
+      .finally(() => {
+        clearTimeout(limit);
+        process.exitCode = code;
+        log({ event: 'stopped', exit_code: code });
+      });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM', 0));
+  process.on('SIGINT', () => stop('SIGINT', 0));
+  process.on('SIGHUP', () => stop('SIGHUP', 0));
+  // A bug must not leave ssh children behind: shut down in order, then exit non-zero.
+  process.on('uncaughtException', (e) => {
+    log({ event: 'crash', error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
+    stop('uncaughtException', 1);
+  });
+  process.on('unhandledRejection', (e) => {
+    log({ event: 'crash', error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
+    stop('unhandledRejection', 1);
+  });
+}
+
+async function serve(flags: Flags): Promise<void> {
+  const settings = settingsOrExit(daemonSettings(flags, process.env, account()));
+  if (!settings) return;
+  try {
+    const daemon = await startDaemon(settings, log, process.env);
+    onShutdown(daemon.close);
+  } catch (e) {
+    process.stderr.write(`tunnel-manager: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exitCode = 1;
+  }
+}
+
+async function panel(flags: Flags): Promise<void> {
+  const settings = settingsOrExit(panelSettings(flags, process.env, account()));
+  if (!settings) return;
+  try {
+    const running = await startPanel({
+      listen: settings.listen,
+      configPath: settings.configPath,
+      apiUrl: settings.apiUrl,
+      apiToken: settings.apiToken,
+      panelToken: settings.panelToken,
+      sshConfigPath: settings.sshConfigPath,
+      mode: settings.mode,
+      backupDir: join(settings.stateDir, 'panel-backups'),
+      log,
+    });
+    log({ event: 'panel_started', listen: `${settings.listen.host}:${running.port}`, config: settings.configPath, api: settings.apiUrl });
+    onShutdown(running.close);
+  } catch (e) {
+    process.stderr.write(`tunnel-manager panel: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exitCode = 1;
+  }
+}
+
+async function proxy(flags: Flags): Promise<void> {
+  const settings = settingsOrExit(proxySettings(flags, process.env));
+  if (!settings) return;
+  let current: ProxyConfig | null = null;
+  const load = async () => {
+    const r = await loadConfigFile(settings.configPath, { mode: settings.mode });
+    if (r.kind === 'ok') current = r.config.proxy;
+    log({ event: 'proxy_config', result: r.kind, providers: Object.keys(current?.providers ?? {}).length });
+  };
+  try {
+    const watcher = await watchConfig(settings.configPath, () => void load());
+    await load();
+    const server = await startProxyServer({ host: settings.listen.host, port: settings.listen.port, deps: { getConfig: () => current, env: process.env, log } });
+    log({ event: 'proxy_started', listen: `${settings.listen.host}:${server.port}` });
+    onShutdown(async () => {
+      await watcher.close();
+      await server.close();
+    });
+  } catch (e) {
+    process.stderr.write(`tunnel-manager proxy: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exitCode = 1;
+  }
+}
+
+async function check(flags: Flags): Promise<void> {
+  const settings = settingsOrExit(daemonSettings({ ...flags, listen: undefined }, { ...process.env, TUNNEL_API_LISTEN: undefined }, account()));
+  if (!settings) return;
+  const report = await runChecks({
+    configPath: settings.configPath,
+    sshConfigPath: settings.sshConfigPath,
+    stateDir: settings.stateDir,
+    sshBin: settings.sshBin,
+    ...(process.env.SSH_DIR_HOST ? { hostSshDir: process.env.SSH_DIR_HOST } : {}),
+  });
+  process.stdout.write(formatReport(report));
+  process.exitCode = checkExitCode(report);
+}
+
+function main(argv: string[]): void {
+  const cli = cac('tunnel-manager');
+  const daemonFlags = (c: ReturnType<typeof cli.command>) =>
+    c
+      .option('--config <path>', 'the YAML file of tunnels (TUNNEL_CONFIG, default config/config.yaml)')
+      .option('--listen <host:port>', 'HTTP API and /v1 proxy (TUNNEL_API_LISTEN, default 127.0.0.1:8080)')
+      .option('--socket <path>', 'unix socket of the API, mode 0600 (TUNNEL_SOCKET)')
+      .option('--ssh-config <path>', 'passed to ssh as -F (SSH_CONFIG, default ~/.ssh/config if it exists)')
+      .option('--ssh-bin <path>', 'the OpenSSH client (SSH_BIN, default ssh)')
+      .option('--state-dir <path>', 'desired states, known_hosts, child pids (TUNNEL_STATE_DIR)')
+      .option('--direction-mode <mode>', 'default or ssh-standard (TUNNEL_DIRECTION_MODE)');
+
+  const run = (task: (flags: Flags) => Promise<void>) => (flags: Flags) => {
+    void task(flags);
+  };
+  daemonFlags(cli.command('', 'run the daemon (same as serve)')).action(run(serve));
+  daemonFlags(cli.command('serve', 'run the daemon: supervisor, HTTP API, unix socket, /v1 chat proxy')).action(run(serve));
+  daemonFlags(cli.command('check', 'check the config file and the SSH setup; prints every problem with its fix')).action(run(check));
+  cli
+    .command('panel', 'run the web panel')
+    .option('--listen <host:port>', 'the page (PANEL_LISTEN, default 127.0.0.1:5000; non-loopback needs PANEL_TOKEN)')
+    .option('--config <path>', 'the file it edits (TUNNEL_CONFIG)')
+    .option('--api <url>', "the daemon's API (TUNNEL_API_URL, default http://127.0.0.1:8080)")
+    .option('--ssh-config <path>', 'Host entries offered as remote_host (SSH_CONFIG)')
+    .option('--state-dir <path>', 'where backups of the config file are kept (TUNNEL_STATE_DIR)')
+    .option('--direction-mode <mode>', 'default or ssh-standard (TUNNEL_DIRECTION_MODE)')
+    .action(run(panel));
+  cli
+    .command('proxy', 'run the /v1 chat-completion proxy alone')
+    .option('--config <path>', 'the YAML file with the proxy: section (TUNNEL_CONFIG)')
+    .option('--listen <host:port>', 'where to serve /v1 (TUNNEL_API_LISTEN, default 127.0.0.1:8080)')
+    .action(run(proxy));
+  cli.help();
+  cli.version(version());
+
+  try {
+    cli.parse(argv, { run: false });
+    const name = cli.matchedCommandName;
+    if (cli.options.help || cli.options.version) return;
+    if (cli.matchedCommand === undefined && cli.args.length > 0) {
+      process.stderr.write(`tunnel-manager: unknown command ${JSON.stringify(name ?? cli.args[0])}; see tunnel-manager --help\n`);
+      process.exitCode = EXIT_USAGE;
+      return;
+    }
+    void cli.runMatchedCommand();
+  } catch (e) {
+    process.stderr.write(`tunnel-manager: ${e instanceof Error ? e.message : String(e)}; see tunnel-manager --help\n`);
+    process.exitCode = EXIT_USAGE;
+  }
+}
+
+main(process.argv);
