@@ -1,0 +1,64 @@
+import { Hono, type Context } from 'hono';
+import type { EngineApi } from '../daemon/types.js';
+import { bearerAuth } from './auth.js';
+import { createControlApp } from './control.js';
+import { apiError, internalErrorHandler } from './errors.js';
+import { createEventsApp } from './events.js';
+import { createHealthApp } from './health.js';
+import { createMetricsApp, type DaemonMetrics } from './metrics.js';
+import { createReloadApp } from './reload.js';
+
+export interface DaemonAppOptions {
+  engine: EngineApi;
+  /** Which listener the app serves: the token applies to TCP only (the socket is mode 0600). */
+  transport: 'tcp' | 'socket';
+  /** Accepted bearer tokens (TUNNEL_API_TOKEN), or null for none. */
+  tokens: readonly string[] | null;
+  /** The chat proxy sub-app, mounted at /v1 outside the token (it has its own keys). */
+  // Any env: the proxy app declares the node server's bindings.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  proxy?: Hono<any, any, any>;
+  metrics: DaemonMetrics;
+  /** Where bugs caught by onError are reported (never to the client). */
+  onBug?: (e: unknown, c: Context) => void;
+  /** Interval of SSE keep-alive comments (tests shorten it). */
+  keepAliveMs?: number;
+}
+
+/** The routes, for 405 answers with an Allow header instead of a misleading 404. */
+const ROUTES: ReadonlyArray<{ path: RegExp; method: string }> = [
+  { path: /^\/(list|status|health|events|metrics)$/, method: 'GET' },
+  { path: /^\/logs\/[^/]+$/, method: 'GET' },
+  { path: /^\/(start|stop|reload)$/, method: 'POST' },
+  { path: /^\/(start|stop)\/[^/]+$/, method: 'POST' },
+];
+
+/** The daemon's HTTP app (SPEC §6), one per listener: control routes, /health, /events, /metrics and the /v1 proxy group. */
+export function createDaemonApp(opts: DaemonAppOptions): Hono {
+  const { engine, onBug } = opts;
+  const app = new Hono();
+  if (opts.transport === 'tcp' && opts.tokens !== null && opts.tokens.length > 0) {
+    // Skips /health and /v1 by path, so the order of the routes below cannot open or close them by accident.
+    app.use('*', bearerAuth(opts.tokens));
+  }
+  app.route('/', createHealthApp(engine, onBug));
+  app.route('/', createControlApp(engine, onBug));
+  app.route('/', createReloadApp(engine, onBug));
+  app.route('/', createEventsApp(engine, { keepAliveMs: opts.keepAliveMs, onBug }));
+  app.route('/', createMetricsApp(opts.metrics, onBug));
+  if (opts.proxy) app.route('/v1', opts.proxy);
+
+  app.notFound((c) => {
+    const path = c.req.path;
+    const allowed = ROUTES.filter((r) => r.path.test(path)).map((r) => r.method);
+    if (allowed.length > 0) {
+      const allow = allowed.includes('GET') ? [...allowed, 'HEAD'] : allowed;
+      return apiError('method_not_allowed', `${c.req.method} is not allowed on ${path}: use ${allowed.join(' or ')}`, {
+        headers: { allow: allow.join(', ') },
+      });
+    }
+    return apiError('not_found', `no route ${c.req.method} ${path.slice(0, 200)}`);
+  });
+  app.onError(internalErrorHandler(onBug));
+  return app;
+}

@@ -1,0 +1,19 @@
+import { Hono } from 'hono';
+import type { EngineApi } from '../daemon/types.js';
+import { internalErrorHandler } from './errors.js';
+import type { HealthBody } from './types.js';
+
+/**
+ * GET /health: open without a token, so it says only whether the config file is
+ * usable — no tunnel, host or path.
+ */
+export function createHealthApp(engine: EngineApi, onBug?: Parameters<typeof internalErrorHandler>[0]): Hono {
+  const app = new Hono();
+  app.get('/health', (c) => {
+    const h = engine.configHealth();
+    const body: HealthBody = { ok: true, config: { valid: h.valid, error: h.error, missing: h.missing } };
+    return c.json(body);
+  });
+  app.onError(internalErrorHandler(onBug));
+  return app;
+}

@@ -1,0 +1,51 @@
+import type { EngineApi } from '../daemon/types.js';
+import { lookupHash } from '../tunnel/lookup.js';
+import { err, ok, type Result } from '../result.js';
+import { apiError } from './errors.js';
+
+/** Every hash the daemon knows: the config in force plus whatever the supervisor still reports. */
+export function knownHashes(engine: EngineApi): Set<string> {
+  const hashes = new Set(engine.tunnels().map((t) => t.hash));
+  for (const s of engine.supervisor.statuses()) hashes.add(s.hash);
+  return hashes;
+}
+
+/**
+ * A `:hash` path parameter to the one full hash it names, or the error response:
+ * 400 not hex / too short, 404 unknown, 409 ambiguous (listing the matches).
+ * `needsConfig` turns an unknown hash into 503 while the file is invalid: the tunnel
+ * may well be in the file the daemon could not load.
+ */
+export function resolveHash(engine: EngineApi, param: string, needsConfig = false): Result<string, Response> {
+  const found = lookupHash(param, knownHashes(engine));
+  if (found.ok) return found;
+  const f = found.error;
+  switch (f.reason) {
+    case 'invalid':
+      return err(apiError('invalid_hash', f.message));
+    case 'ambiguous':
+      return err(apiError('ambiguous_hash', f.message, { matches: f.matches }));
+    case 'not_found': {
+      const health = engine.configHealth();
+      if (needsConfig && !health.valid) {
+        return err(apiError('config_invalid', `${f.message} in the config in force, and the config file ${health.path} is invalid: ${firstLine(health.error)}`));
+      }
+      return err(apiError('tunnel_not_found', f.message));
+    }
+    default: {
+      const never: never = f;
+      return never;
+    }
+  }
+}
+
+export function firstLine(text: string | null): string {
+  return (text ?? 'unknown error').split('\n')[0] ?? '';
+}
+
+/** Starting everything while the file is invalid and nothing was ever loaded would silently do nothing. */
+export function requireSomeConfig(engine: EngineApi): Result<void, Response> {
+  const health = engine.configHealth();
+  if (health.valid || engine.tunnels().length > 0) return ok(undefined);
+  return err(apiError('config_invalid', `no tunnels are loaded because the config file ${health.path} is invalid: ${firstLine(health.error)}`));
+}

@@ -1,0 +1,122 @@
+import { chmod } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createAdaptorServer } from '@hono/node-server';
+import type { Hono } from 'hono';
+import { err, ok, type Result } from '../result.js';
+import { checkListenSecurity, type ListenAddress } from './listen.js';
+import { prepareSocketPath, removeSocket, socketInode } from './socket.js';
+
+/** The daemon's two listeners, serving the API on TCP and on the unix socket. */
+export interface Listeners {
+  /** The TCP port actually bound (useful with port 0). */
+  tcpPort: number;
+  socketPath: string;
+  /** Stops accepting, ends open connections (SSE too), removes the socket file; idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Why the listeners could not start (a user's setup problem, not a bug): the daemon
+ * prints `message` and exits. Nothing is left listening when it is thrown.
+ */
+export class ListenError extends Error {
+  override readonly name = 'ListenError';
+  constructor(readonly reason: 'insecure' | 'tcp' | 'socket', message: string) {
+    super(message);
+  }
+}
+
+function serverFor(app: Hono): Server {
+  return createAdaptorServer({ fetch: app.fetch }) as Server;
+}
+
+function listenOn(server: Server, bind: () => void): Promise<Result<void, Error>> {
+  return new Promise((resolve) => {
+    const onError = (e: Error) => resolve(err(e));
+    server.once('error', onError);
+    server.once('listening', () => {
+      server.off('error', onError);
+      resolve(ok(undefined));
+    });
+    bind();
+  });
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((done) => {
+    if (!server.listening) return done();
+    server.close(() => done());
+    // Open SSE streams and keep-alive connections would hold close() forever.
+    server.closeAllConnections();
+  });
+}
+
+const describe = (e: Error): string => {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') return 'the address is already in use';
+  if (code === 'EADDRNOTAVAIL') return 'the address is not on this machine';
+  if (code === 'EACCES') return 'permission denied';
+  return e.message;
+};
+
+/**
+ * Starts the TCP listener and the unix socket, or throws a ListenError. Refuses a
+ * non-loopback TCP address without a token. The socket is created mode 0600: the umask is narrowed around the
+ * bind itself, so there is no moment when another user could connect, and the chmod
+ * after it only confirms it.
+ */
+export async function startListeners(opts: {
+  tcpApp: Hono;
+  socketApp: Hono;
+  listen: ListenAddress;
+  socketPath: string;
+  tokens: readonly string[] | null;
+  /** Owner expected for the socket's folder; defaults to the current user. */
+  uid?: number | null;
+}): Promise<Listeners> {
+  const secure = checkListenSecurity(opts.listen, opts.tokens);
+  if (!secure.ok) throw new ListenError('insecure', secure.error);
+
+  const { host, port } = opts.listen;
+  const shown = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+  const tcp = serverFor(opts.tcpApp);
+  const tcpUp = await listenOn(tcp, () => tcp.listen(port, host));
+  if (!tcpUp.ok) throw new ListenError('tcp', `cannot listen on ${shown}: ${describe(tcpUp.error)}`);
+
+  const path = opts.socketPath;
+  const ready = await prepareSocketPath(path, opts.uid === undefined ? (process.getuid?.() ?? null) : opts.uid);
+  if (!ready.ok) {
+    await closeServer(tcp);
+    throw new ListenError('socket', ready.error);
+  }
+  const unix = serverFor(opts.socketApp);
+  const unixUp = await listenOn(unix, () => {
+    // listen() binds synchronously, so the narrowed umask covers exactly the bind.
+    const previous = process.umask(0o177);
+    try {
+      unix.listen(path);
+    } finally {
+      process.umask(previous);
+    }
+  });
+  if (!unixUp.ok) {
+    await closeServer(tcp);
+    throw new ListenError('socket', `cannot listen on ${path}: ${describe(unixUp.error)}`);
+  }
+  await chmod(path, 0o600);
+  const ino = await socketInode(path);
+
+  let closing: Promise<void> | null = null;
+  return {
+    tcpPort: (tcp.address() as AddressInfo).port,
+    socketPath: path,
+    close() {
+      closing ??= (async () => {
+        await Promise.all([closeServer(tcp), closeServer(unix)]);
+        await removeSocket(path, ino);
+      })();
+      return closing;
+    },
+  };
+}

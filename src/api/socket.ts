@@ -1,0 +1,77 @@
+import { mkdir, lstat, stat, unlink } from 'node:fs/promises';
+import net from 'node:net';
+import { dirname } from 'node:path';
+import { err, ok, type Result } from '../result.js';
+
+const errno = (e: unknown): string | undefined => (e as NodeJS.ErrnoException | null)?.code;
+
+/** Resolves true when something accepts a connection on the socket, false when refused. */
+function somebodyListens(path: string, timeoutMs = 1000): Promise<Result<boolean, string>> {
+  return new Promise((resolve) => {
+    const s = net.connect({ path });
+    const timer = setTimeout(() => { s.destroy(); resolve(ok(true)); }, timeoutMs);
+    s.once('connect', () => { clearTimeout(timer); s.destroy(); resolve(ok(true)); });
+    s.once('error', (e) => {
+      clearTimeout(timer);
+      const code = errno(e);
+      // Refused: a socket file whose daemon is gone (crash, kill -9).
+      if (code === 'ECONNREFUSED' || code === 'ENOENT') resolve(ok(false));
+      else resolve(err(`cannot check the socket ${path}: ${e.message}`));
+    });
+  });
+}
+
+/**
+ * Makes `path` ready to be bound: the folder exists (created 0700) and is not one that
+ * another user could swap our socket in; a stale socket left by a dead daemon is
+ * removed; a live one (another daemon answers) or a non-socket file is refused.
+ */
+export async function prepareSocketPath(path: string, uid: number | null): Promise<Result<void, string>> {
+  const dir = dirname(path);
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+  } catch (e) {
+    return err(`cannot create the socket folder ${dir}: ${(e as Error).message}`);
+  }
+  const d = await stat(dir);
+  if (!d.isDirectory()) return err(`the socket folder ${dir} is not a folder`);
+  if (uid !== null && d.uid !== uid && d.uid !== 0) {
+    return err(`the socket folder ${dir} belongs to uid ${d.uid}, not to this user (uid ${uid}): remove it or choose another --socket`);
+  }
+  const sticky = (d.mode & 0o1000) !== 0;
+  if ((d.mode & 0o022) !== 0 && !sticky) {
+    return err(`the socket folder ${dir} is writable by other users, who could replace the socket: run chmod go-w ${dir}`);
+  }
+
+  let st;
+  try {
+    st = await lstat(path);
+  } catch (e) {
+    if (errno(e) === 'ENOENT') return ok(undefined);
+    return err(`cannot inspect ${path}: ${(e as Error).message}`);
+  }
+  if (!st.isSocket()) return err(`${path} exists and is not a socket: remove it or choose another --socket`);
+  const live = await somebodyListens(path);
+  if (!live.ok) return live;
+  if (live.value) return err(`another daemon is already listening on ${path}: stop it first or choose another --socket`);
+  try {
+    await unlink(path);
+  } catch (e) {
+    if (errno(e) !== 'ENOENT') return err(`cannot remove the stale socket ${path}: ${(e as Error).message}`);
+  }
+  return ok(undefined);
+}
+
+/** The socket's inode once bound, so that close removes our socket and never a successor's. */
+export async function socketInode(path: string): Promise<number | null> {
+  try {
+    return (await lstat(path)).ino;
+  } catch {
+    return null;
+  }
+}
+
+export async function removeSocket(path: string, ino: number | null): Promise<void> {
+  if (ino === null || (await socketInode(path)) !== ino) return;
+  await unlink(path).catch(() => undefined);
+}

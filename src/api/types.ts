@@ -1,0 +1,39 @@
+/**
+ * The control API's wire types (SPEC §6). tunnel-cli imports these and nothing else
+ * of the daemon, so the two sides agree on the shapes without sharing code.
+ */
+export type { StatusRecord, TunnelState, LastExit } from '../tunnel/status.js';
+export type { ReloadRecord } from '../daemon/types.js';
+
+/** Every error body: `{"error": {"code", "message"}}`; `matches` only for an ambiguous prefix. */
+export interface ApiErrorBody {
+  error: { code: ApiErrorCode; message: string; matches?: string[] };
+}
+
+/** Error codes with their HTTP status. */
+export const API_ERRORS = {
+  invalid_hash: 400,
+  unauthorized: 401,
+  tunnel_not_found: 404,
+  not_found: 404,
+  method_not_allowed: 405,
+  ambiguous_hash: 409,
+  internal_error: 500,
+  config_invalid: 503,
+} as const;
+export type ApiErrorCode = keyof typeof API_ERRORS;
+
+/** GET /list: the entry as written in the config file, plus its `hash` and effective `name`. */
+export type ListRecord = Record<string, unknown> & { hash: string; name: string };
+
+/** GET /health: always 200 while the daemon runs. */
+export interface HealthBody {
+  ok: true;
+  config: { valid: boolean; error: string | null; missing: boolean };
+}
+
+/** GET /logs/:hash: the tunnel's recent ssh output, oldest first. */
+export type LogsBody = string[];
+
+/** SSE event names on GET /events; the data of each is the JSON record. */
+export type EventName = 'status' | 'reload';
