@@ -13,7 +13,7 @@ export interface Forward {
   provider: Provider;
   /** The request body as the upstream gets it (bare model name). */
   payload: Buffer;
-  /** " (reached through tunnel 'llm', which is RETRYING)" or "" — appended to 502 messages. */
+  /** "; provider … is reached through tunnel 'llm' (…), which is RETRYING, not RUNNING" or "": appended to 502 messages. */
   tunnelHint(): string;
   log?(entry: Record<string, unknown>): void;
 }

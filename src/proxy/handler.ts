@@ -43,7 +43,12 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
 
   function tunnelHint(p: Provider): string {
     const t = deps.tunnelForLocalEndpoint?.(p.hostname, p.port);
-    return t === undefined ? '' : `; provider "${p.prefix}" is reached through tunnel '${t.name}' (${t.hash.slice(0, 8)}), which is ${t.status}`;
+    if (t === undefined) return '';
+    const via = `; provider "${p.prefix}" is reached through tunnel '${t.name}' (${t.hash.slice(0, 8)})`;
+    // A running tunnel accepts the connection itself: then the fault is at its far end.
+    return t.status === 'RUNNING'
+      ? `${via}, which is RUNNING: nothing answers at the tunnel's far end`
+      : `${via}, which is ${t.status}, not RUNNING`;
   }
 
   const chatCompletions: NodeHandler = (req, res) => {
@@ -108,6 +113,16 @@ function unknownPrefix(prefix: string, runtime: Runtime): ProxyError {
   return { status: 404, type: 'invalid_request_error', code: 'model_not_found', param: 'model', message: `no provider "${prefix}" (${list})` };
 }
 
+/** Any path of the group other than the two routes. */
+export function notFound(method: string, path: string): ProxyError {
+  return {
+    status: 404,
+    type: 'invalid_request_error',
+    code: 'not_found',
+    message: `no route ${method} ${path.slice(0, 200)}; the proxy serves POST /v1/chat/completions and GET /v1/models`,
+  };
+}
+
 function methodNotAllowed(res: ServerResponse, requestId: string, allow: string): void {
   res.setHeader('allow', allow);
   sendError(res, requestId, { status: 405, type: 'invalid_request_error', code: 'method_not_allowed', message: `use ${allow} for this path` }, true);
@@ -126,8 +141,7 @@ export function createProxyHandler(deps: ProxyDeps): NodeHandler & { close(): vo
     const path = q === -1 ? url : url.slice(0, q);
     if (path === '/v1/chat/completions') return routes.chatCompletions(req, res);
     if (path === '/v1/models') return routes.models(req, res);
-    const requestId = pickRequestId(req.headers['x-request-id']);
-    sendError(res, requestId, { status: 404, type: 'invalid_request_error', code: 'not_found', message: `no route ${req.method ?? ''} ${path}; the proxy serves POST /v1/chat/completions and GET /v1/models` }, true);
+    sendError(res, pickRequestId(req.headers['x-request-id']), notFound(req.method ?? '', path), true);
   };
   return Object.assign(handler, { close: routes.close });
 }

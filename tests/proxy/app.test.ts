@@ -48,4 +48,23 @@ describe('createProxyApp under app.route("/v1", …)', () => {
     expect(r.headers['x-request-id']).toBe('abc');
     expect(r.json.error.code).toBe('invalid_json');
   });
+
+  it('owns every /v1 path: one it does not serve is an OpenAI-shaped 404, not the host app\'s', async () => {
+    const r = await call(url, { path: '/v1/embeddings', body: '{}', headers: { 'x-request-id': 'emb-1' } });
+    expect(r.status).toBe(404);
+    expect(r.headers['x-request-id']).toBe('emb-1');
+    expect(r.json).toEqual({ error: { message: expect.stringContaining('/v1/embeddings'), type: 'invalid_request_error', param: null, code: 'not_found' } });
+    const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'x', maxRetries: 0 });
+    const failure = await client.embeddings.create({ model: 'mock:e', input: 'hi' }).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((await call(url, { path: '/elsewhere', method: 'GET' })).status).toBe(404);
+  });
+
+  it('aborts the upstream request when the client leaves mid-stream', async () => {
+    const at = mock.received.length;
+    const x = open(url, chat('mock:stream:1000:20', { stream: true }));
+    await x.until((t) => t.includes('c2 '));
+    x.abort();
+    expect(await (await mock.request(at)).ended).toBe('client_closed');
+  });
 });

@@ -8,20 +8,23 @@ const UPSTREAM_KEY = 'sk-upstream-secret-123456';
 describe('POST /v1/chat/completions', () => {
   let h: Harness;
   let dead: number;
+  let tunnelStatus = 'RETRYING';
+  const providers = (base: string) => ({
+    providers: {
+      mock: { base_url: base, api_key: '${MOCK_KEY}' },
+      open: { base_url: base },
+      dead: { base_url: `http://127.0.0.1:${dead}/v1` },
+      deadkey: { base_url: `http://127.0.0.1:${dead}/v1`, api_key: '${MOCK_KEY}' },
+      nokey: { base_url: base, api_key: '${NOT_SET_ANYWHERE}' },
+    },
+  });
   beforeAll(async () => {
     dead = await deadPort();
     h = await startHarness(
-      (base) => ({
-        providers: {
-          mock: { base_url: base, api_key: '${MOCK_KEY}' },
-          open: { base_url: base },
-          dead: { base_url: `http://127.0.0.1:${dead}/v1` },
-          nokey: { base_url: base, api_key: '${NOT_SET_ANYWHERE}' },
-        },
-      }),
+      (base) => providers(base),
       {
         env: { MOCK_KEY: UPSTREAM_KEY },
-        tunnelForLocalEndpoint: (host, port) => (host === '127.0.0.1' && port === dead ? { name: 'llm', hash: 'abcdef0123456789', status: 'RETRYING' } : undefined),
+        tunnelForLocalEndpoint: (host, port) => (host === '127.0.0.1' && port === dead ? { name: 'llm', hash: 'abcdef0123456789', status: tunnelStatus } : undefined),
       },
     );
   });
@@ -101,8 +104,20 @@ describe('POST /v1/chat/completions', () => {
     expect(r.status).toBe(502);
     expect(r.json.error.code).toBe('upstream_unreachable');
     expect(r.json.error.message).toContain('ECONNREFUSED');
-    expect(r.json.error.message).toContain("tunnel 'llm'");
-    expect(r.json.error.message).toContain('RETRYING');
+    expect(r.json.error.message).toContain("tunnel 'llm' (abcdef01)");
+    expect(r.json.error.message).toContain('which is RETRYING, not RUNNING');
+    // A tunnel that is up points at its far end instead.
+    tunnelStatus = 'RUNNING';
+    try {
+      const running = await call(h.url, { body: chat('dead:llama3') });
+      expect(running.status).toBe(502);
+      expect(running.json.error.message).toContain("tunnel 'llm' (abcdef01), which is RUNNING: nothing answers at the tunnel's far end");
+    } finally {
+      tunnelStatus = 'RETRYING';
+    }
+    // A provider that no tunnel reaches gets no tunnel talk.
+    const plain = await call(h.url, { body: chat('open:error:502') });
+    expect(plain.text).not.toContain('tunnel');
   });
 
   it('answers a clear 500 when a provider key names an unset variable, and logs the variable', async () => {
@@ -170,6 +185,23 @@ describe('POST /v1/chat/completions', () => {
     expect((failure as InstanceType<typeof OpenAI.NotFoundError>).code).toBe('model_not_found');
   });
 
+  it('never puts the upstream key in a response or a log entry, on any path of a keyed provider', async () => {
+    const logged = h.logs.length;
+    const answers = [
+      await call(h.url, { body: chat('deadkey:x') }),
+      await call(h.url, { body: chat('mock:error:500') }),
+      await call(h.url, { body: chat('mock:echo-key:403') }),
+      await call(h.url, { path: '/v1/models', method: 'GET' }),
+    ];
+    expect(answers.map((a) => a.status)).toEqual([502, 500, 403, 200]);
+    // The keyed paths above did log (so this check can fail), and nothing anywhere holds the key.
+    expect(h.logs.slice(logged)).toContainEqual(expect.objectContaining({ event: 'proxy_upstream_error', provider: 'deadkey' }));
+    // (the listing may come from the short-lived cache, filled by an earlier test)
+    expect(h.logs).toContainEqual(expect.objectContaining({ event: 'proxy_models_failed', provider: 'deadkey' }));
+    for (const a of answers) expect(JSON.stringify(a.headers) + a.text).not.toContain(UPSTREAM_KEY);
+    expect(JSON.stringify(h.logs)).not.toContain(UPSTREAM_KEY);
+  });
+
   it('picks up a config change at once (no restart)', async () => {
     const r1 = await call(h.url, { body: chat('fresh:x') });
     expect(r1.status).toBe(404);
@@ -178,14 +210,7 @@ describe('POST /v1/chat/completions', () => {
       const r2 = await call(h.url, { body: chat('fresh:x') });
       expect(r2.status).toBe(200);
     } finally {
-      h.setConfig({
-        providers: {
-          mock: { base_url: h.mock.baseUrl, api_key: '${MOCK_KEY}' },
-          open: { base_url: h.mock.baseUrl },
-          dead: { base_url: `http://127.0.0.1:${dead}/v1` },
-          nokey: { base_url: h.mock.baseUrl, api_key: '${NOT_SET_ANYWHERE}' },
-        },
-      });
+      h.setConfig(providers(h.mock.baseUrl));
     }
   });
 });
