@@ -1,0 +1,304 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { StatusRecord } from '../../src/tunnel/status.js';
+import { FakeEngine } from './api-fake-engine.js';
+import { build, readSse } from './api-helpers.js';
+
+const engines: FakeEngine[] = [];
+function setup(opts: Parameters<typeof build>[0] = {}) {
+  const b = build(opts);
+  engines.push(b.engine);
+  return b;
+}
+afterEach(() => {
+  for (const e of engines.splice(0)) e.close();
+});
+
+const json = async (r: Response) => (await r.json()) as unknown;
+const post = { method: 'POST' };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function expectError(r: Response, status: number, code: string) {
+  expect(r.status).toBe(status);
+  expect(r.headers.get('content-type')).toMatch(/^application\/json/);
+  const body = (await r.json()) as { error: { code: string; message: string } };
+  expect(body.error.code).toBe(code);
+  expect(body.error.message.length).toBeGreaterThan(5);
+  expect(Object.keys(body)).toEqual(['error']);
+  return body;
+}
+
+describe('GET /list', () => {
+  it('returns every entry as written, with hash and the effective name', async () => {
+    const { app, engine } = setup();
+    const r = await app.request('/list');
+    expect(r.status).toBe(200);
+    const body = (await r.json()) as Record<string, unknown>[];
+    expect(body).toHaveLength(3);
+    const [db, web, unnamed] = engine.tunnels();
+    expect(body[0]).toEqual({ name: 'db', remote_host: 'user@bastion', remote_port: 5432, local_port: '127.0.0.1:15432', direction: 'remote_to_local', hash: db!.hash });
+    // ip:port strings round-trip exactly; unknown keys are kept.
+    expect(body[1]).toMatchObject({ remote_port: '0.0.0.0:8081', local_port: 3000, comment_key: 'kept', hash: web!.hash });
+    expect(body[2]).toMatchObject({ name: 'unnamed', interactive: true, hash: unnamed!.hash });
+  });
+});
+
+describe('GET /status', () => {
+  it('returns a status record for every configured tunnel', async () => {
+    const { app } = setup();
+    const body = (await json(await app.request('/status'))) as StatusRecord[];
+    expect(body.map((s) => s.status)).toEqual(['STOPPED', 'STOPPED', 'STOPPED']);
+    expect(Object.keys(body[0]!).sort()).toEqual(
+      ['hash', 'name', 'remote_host', 'remote_port', 'local_port', 'direction', 'status', 'pid', 'since', 'restarts', 'last_exit', 'last_error', 'next_retry_at'].sort(),
+    );
+  });
+});
+
+describe('POST /start and /stop', () => {
+  it('start all returns the records after the change, stop all stops them', async () => {
+    const { app } = setup();
+    const started = (await json(await app.request('/start', post))) as StatusRecord[];
+    expect(started.map((s) => s.status)).toEqual(['STARTING', 'STARTING', 'STOPPED']);
+    const stopped = (await json(await app.request('/stop', post))) as StatusRecord[];
+    expect(stopped.map((s) => s.status)).toEqual(['STOPPED', 'STOPPED', 'STOPPED']);
+  });
+
+  it('start all answers 503 while the file is invalid and nothing is loaded', async () => {
+    const { app, engine } = setup({ entries: [] });
+    engine.health = { ...engine.health, valid: false, error: 'line 3, column 5: tunnels[0].local_port: expected a port, found "x"' };
+    const body = await expectError(await app.request('/start', post), 503, 'config_invalid');
+    expect(body.error.message).toContain('line 3, column 5');
+  });
+
+  it('start all keeps working on the last good config while the file is invalid', async () => {
+    const { app, engine } = setup();
+    engine.health = { ...engine.health, valid: false, error: 'line 1: bad' };
+    expect((await app.request('/start', post)).status).toBe(200);
+  });
+
+  it('stop all needs no config', async () => {
+    const { app, engine } = setup({ entries: [] });
+    engine.health = { ...engine.health, valid: false, error: 'bad' };
+    expect(await json(await app.request('/stop', post))).toEqual([]);
+  });
+});
+
+describe('POST /start/:hash and /stop/:hash', () => {
+  it('accepts the full hash and any unique prefix of at least 4 characters, in either case', async () => {
+    const { app, engine } = setup();
+    const hash = engine.tunnels()[0]!.hash;
+    const r = await app.request(`/start/${hash.slice(0, 6).toUpperCase()}`, post);
+    expect(r.status).toBe(200);
+    const rec = (await r.json()) as StatusRecord;
+    expect(rec).toMatchObject({ hash, name: 'db', status: 'STARTING' });
+    await sleep(60);
+    expect(engine.supervisor.status(hash)!.status).toBe('RUNNING');
+    const stopped = (await json(await app.request(`/stop/${hash}`, post))) as StatusRecord;
+    expect(stopped).toMatchObject({ hash, status: 'STOPPED' });
+  });
+
+  it('400 for a malformed or short hash, 404 for an unknown one', async () => {
+    const { app } = setup();
+    await expectError(await app.request('/start/abc', post), 400, 'invalid_hash');
+    await expectError(await app.request('/stop/zzzzzz', post), 400, 'invalid_hash');
+    await expectError(await app.request(`/start/${'0'.repeat(33)}`, post), 400, 'invalid_hash');
+    await expectError(await app.request('/start/%2e%2e%2fetc', post), 400, 'invalid_hash');
+    const nf = await expectError(await app.request('/stop/ffffffff', post), 404, 'tunnel_not_found');
+    expect(nf.error.message).toContain('ffffffff');
+  });
+
+  it('409 for an ambiguous prefix, listing the matches', async () => {
+    // Find two names whose hashes share their first 4 characters.
+    const seen = new Map<string, string>();
+    let pair: [string, string] | null = null;
+    const { spec } = await import('./api-fake-engine.js');
+    for (let i = 0; pair === null; i++) {
+      const h = spec({ name: `t${i}`, remote_host: 'h', remote_port: 1, local_port: 2, direction: 'remote_to_local' }).hash;
+      const other = seen.get(h.slice(0, 4));
+      if (other !== undefined) pair = [other, `t${i}`];
+      seen.set(h.slice(0, 4), `t${i}`);
+    }
+    const { app, engine } = setup({ entries: pair.map((name) => ({ name, remote_host: 'h', remote_port: 1, local_port: 2, direction: 'remote_to_local' as const })) });
+    const [a, b] = engine.tunnels().map((t) => t.hash);
+    const r = await app.request(`/start/${a!.slice(0, 4)}`, post);
+    const body = (await expectError(r, 409, 'ambiguous_hash')) as { error: { message: string; matches?: string[] } };
+    expect(body.error.message).toContain(a!);
+    expect(body.error.message).toContain(b!);
+    expect(body.error.matches?.sort()).toEqual([a, b].sort());
+  });
+
+  it('503 for an unknown hash to start while the file is invalid (it may be in the new file)', async () => {
+    const { app, engine } = setup();
+    engine.health = { ...engine.health, valid: false, error: 'line 7, column 3: bad direction' };
+    const body = await expectError(await app.request('/start/abcdef12', post), 503, 'config_invalid');
+    expect(body.error.message).toContain('line 7, column 3');
+  });
+});
+
+describe('GET /logs/:hash', () => {
+  it('returns the recent ssh lines as a JSON array of strings', async () => {
+    const { app, engine } = setup();
+    const hash = engine.tunnels()[1]!.hash;
+    expect(await json(await app.request(`/logs/${hash}`))).toEqual([]);
+    engine.log(hash, 'debug1: Local forwarding listening on 127.0.0.1 port 3000.');
+    expect(await json(await app.request(`/logs/${hash.slice(0, 4)}`))).toEqual(['debug1: Local forwarding listening on 127.0.0.1 port 3000.']);
+    await expectError(await app.request('/logs/0000ffff'), 404, 'tunnel_not_found');
+    await expectError(await app.request('/logs/nope'), 400, 'invalid_hash');
+  });
+});
+
+describe('POST /reload', () => {
+  it('200 with the reload record when applied', async () => {
+    const { app, engine } = setup();
+    engine.nextReload = { added: ['a'], removed: [] };
+    const body = await json(await app.request('/reload', post));
+    expect(body).toMatchObject({ type: 'reload', ok: true, added: ['a'], removed: [], error: null });
+  });
+
+  it('503 config_invalid with the problems when nothing was applied', async () => {
+    const { app, engine } = setup();
+    engine.health = { ...engine.health, valid: false, error: 'line 2, column 7: tunnels[0].remote_port: expected a port 1-65535, found "99999"' };
+    const body = await expectError(await app.request('/reload', post), 503, 'config_invalid');
+    expect(body.error.message).toContain('line 2, column 7');
+    expect(body.error.message).toContain('/etc/tunnels/config.yaml');
+  });
+});
+
+describe('GET /health', () => {
+  it('is 200 and says only whether the config is usable', async () => {
+    const { app, engine } = setup();
+    expect(await json(await app.request('/health'))).toEqual({ ok: true, config: { valid: true, error: null, missing: false } });
+    engine.health = { ...engine.health, valid: false, error: 'line 1, column 1: bad', missing: false };
+    const r = await app.request('/health');
+    expect(r.status).toBe(200);
+    expect(await r.json()).toEqual({ ok: true, config: { valid: false, error: 'line 1, column 1: bad', missing: false } });
+  });
+});
+
+describe('errors', () => {
+  it('404 not_found for an unknown route, 405 with Allow for a known path with the wrong method', async () => {
+    const { app } = setup();
+    await expectError(await app.request('/nope'), 404, 'not_found');
+    const r = await app.request('/start');
+    await expectError(r, 405, 'method_not_allowed');
+    expect(r.headers.get('allow')).toBe('POST');
+    const r2 = await app.request('/status', post);
+    await expectError(r2, 405, 'method_not_allowed');
+    expect(r2.headers.get('allow')).toBe('GET, HEAD');
+    await expectError(await app.request('/logs/abcd', { method: 'DELETE' }), 405, 'method_not_allowed');
+  });
+
+  it('a bug is a 500 internal_error without stack or detail, reported to onBug', async () => {
+    const { app, engine, bugs } = setup();
+    engine.broken = true;
+    const r = await app.request('/status');
+    const text = await r.text();
+    expect(r.status).toBe(500);
+    expect(JSON.parse(text).error.code).toBe('internal_error');
+    expect(text).not.toContain('/secret/path');
+    expect(text).not.toMatch(/at .*\.ts/);
+    expect(bugs).toHaveLength(1);
+    await expectError(await app.request('/start', post), 500, 'internal_error');
+  });
+
+  it('ignores request bodies on POST routes', async () => {
+    const { app, engine } = setup();
+    const r = await app.request(`/stop/${engine.tunnels()[0]!.hash}`, { method: 'POST', body: 'not json {', headers: { 'content-type': 'application/json' } });
+    expect(r.status).toBe(200);
+  });
+});
+
+describe('token', () => {
+  const tokens = ['s3cret-one', 'other-token'];
+
+  it('401 with WWW-Authenticate without a token or with a wrong one', async () => {
+    const { app } = setup({ tokens });
+    for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: 'Basic czNjcmV0LW9uZQ==' }, { authorization: 'Bearer s3cret-one-longer' }, { authorization: 'Bearer' }]) {
+      for (const [path, init] of [['/status', {}], ['/start', post], ['/metrics', {}], ['/events', {}], ['/list', {}], ['/nope', {}]] as const) {
+        const r = await app.request(path, { ...init, headers });
+        await expectError(r, 401, 'unauthorized');
+        expect(r.headers.get('www-authenticate')).toMatch(/^Bearer realm="tunnel-manager"/);
+      }
+    }
+  });
+
+  it('accepts any of the tokens', async () => {
+    const { app } = setup({ tokens });
+    for (const t of tokens) {
+      expect((await app.request('/status', { headers: { authorization: `Bearer ${t}` } })).status).toBe(200);
+      expect((await app.request('/status', { headers: { authorization: `bearer  ${t}` } })).status).toBe(200);
+    }
+  });
+
+  it('/health stays open and /v1 is not guarded by it', async () => {
+    const { app } = setup({ tokens, proxy: true });
+    expect((await app.request('/health')).status).toBe(200);
+    const v1 = await app.request('/v1/models');
+    expect(v1.status).toBe(200);
+    expect(await v1.json()).toEqual({ object: 'list', data: [] });
+    expect((await app.request('/v1/nope')).status).toBe(404);
+    // A path that merely starts with "v1" is still a control path.
+    expect((await app.request('/v1x')).status).toBe(401);
+  });
+
+  it('the socket transport needs no token', async () => {
+    const { app } = setup({ tokens, transport: 'socket' });
+    expect((await app.request('/status')).status).toBe(200);
+  });
+});
+
+describe('no CORS', () => {
+  it('never sends access-control-* headers, even to a preflight from another origin', async () => {
+    const { app, engine } = setup();
+    const origin = { origin: 'https://evil.example' };
+    const responses = [
+      await app.request('/status', { headers: origin }),
+      await app.request('/health', { headers: origin }),
+      await app.request('/start', { method: 'OPTIONS', headers: { ...origin, 'access-control-request-method': 'POST' } }),
+      await app.request(`/stop/${engine.tunnels()[0]!.hash}`, { method: 'POST', headers: origin }),
+    ];
+    for (const r of responses) {
+      for (const [k] of r.headers) expect(k).not.toMatch(/^access-control-/);
+    }
+  });
+});
+
+describe('GET /events', () => {
+  it('sends a connected comment, then a status event on a stop and a reload event on a reload; unsubscribes on close', async () => {
+    const { app, engine } = setup();
+    const hash = engine.tunnels()[0]!.hash;
+    await app.request(`/start/${hash}`, post);
+    await sleep(60);
+    const r = await app.request('/events');
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toBe('text/event-stream');
+    const body = r.body!;
+    const first = await readSse(body, (items) => items.length > 0);
+    expect(first[0]).toEqual({ kind: 'comment', text: 'connected' });
+    expect(engine.listenerCount()).toBe(1);
+
+    const stopped = (await json(await app.request(`/stop/${hash}`, post))) as StatusRecord;
+    const items = await readSse(body, (xs) => xs.some((x) => x.kind === 'event'));
+    const ev = items.find((x) => x.kind === 'event');
+    expect(ev).toMatchObject({ kind: 'event', event: 'status' });
+    // The data is the record exactly as POST /stop/:hash returned it.
+    expect(JSON.parse((ev as { data: string }).data)).toEqual(stopped);
+
+    await app.request('/reload', post);
+    const more = await readSse(body, (xs) => xs.some((x) => x.kind === 'event'));
+    const reload = more.find((x) => x.kind === 'event') as { event: string; data: string };
+    expect(reload.event).toBe('reload');
+    expect(JSON.parse(reload.data)).toMatchObject({ type: 'reload', ok: true });
+
+    await body.cancel();
+    for (let i = 0; i < 50 && engine.listenerCount() > 0; i++) await sleep(10);
+    expect(engine.listenerCount()).toBe(0);
+  });
+
+  it('sends keep-alive comments', async () => {
+    const { app } = setup({ keepAliveMs: 30 });
+    const r = await app.request('/events');
+    const items = await readSse(r.body!, (xs) => xs.filter((x) => x.kind === 'comment' && x.text === 'keep-alive').length >= 2);
+    expect(items[0]).toEqual({ kind: 'comment', text: 'connected' });
+    await r.body!.cancel();
+  });
+});

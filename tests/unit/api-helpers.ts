@@ -1,0 +1,48 @@
+// Shared by the API tests: build the app over the fake engine, read SSE bodies.
+import { Hono } from 'hono';
+import { createDaemonApp } from '../../src/api/app.js';
+import { createMetrics } from '../../src/api/metrics.js';
+import { SseParser, type SseItem } from '../../src/cli/sse.js';
+import { FakeEngine, SAMPLE, type Entry } from './api-fake-engine.js';
+
+export function build(opts: { entries?: Entry[]; transport?: 'tcp' | 'socket'; tokens?: string[] | null; proxy?: boolean; keepAliveMs?: number } = {}) {
+  const engine = new FakeEngine(opts.entries ?? SAMPLE);
+  const metrics = createMetrics(engine, { processMetrics: false });
+  const bugs: unknown[] = [];
+  const proxy = new Hono();
+  proxy.get('/models', (c) => c.json({ object: 'list', data: [] }));
+  const app = createDaemonApp({
+    engine,
+    transport: opts.transport ?? 'tcp',
+    tokens: opts.tokens ?? null,
+    metrics,
+    proxy: opts.proxy ? proxy : undefined,
+    keepAliveMs: opts.keepAliveMs,
+    onBug: (e) => bugs.push(e),
+  });
+  return { engine, app, metrics, bugs };
+}
+
+/** Reads SSE items from a response body until `until` says stop (or the timeout). */
+export async function readSse(body: ReadableStream<Uint8Array>, until: (items: SseItem[]) => boolean, timeoutMs = 5000): Promise<SseItem[]> {
+  const reader = body.getReader();
+  const parser = new SseParser();
+  const decoder = new TextDecoder();
+  const items: SseItem[] = [];
+  const deadline = Date.now() + timeoutMs;
+  try {
+    while (!until(items)) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`timed out; got ${JSON.stringify(items)}`);
+      const chunk = await Promise.race([
+        reader.read(),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`timed out; got ${JSON.stringify(items)}`)), left)),
+      ]);
+      if (chunk.done) break;
+      items.push(...parser.push(decoder.decode(chunk.value, { stream: true })));
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  return items;
+}
