@@ -6,6 +6,8 @@ export interface ApplyReport {
   added: string[];
   removed: string[];
   unchanged: string[];
+  /** Same hash but other ssh_options: restarted with the new options (not in `unchanged`). */
+  changed?: string[];
 }
 
 export type SupervisorEvent = { type: 'status'; record: StatusRecord };

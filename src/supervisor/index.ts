@@ -1,0 +1,7 @@
+export { createSupervisor, type SupervisorOptions } from './supervisor.js';
+export type { ApplyReport, SupervisorApi, SupervisorEvent } from './types.js';
+export type { Clock } from './clock.js';
+export type { SpawnSsh, SshChild, ChildExit } from './ssh-process.js';
+export type { Probe, ProbeTarget } from './probe.js';
+export type { BackoffPolicy } from './backoff.js';
+export type { FailureReason } from './classify.js';

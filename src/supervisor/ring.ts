@@ -1,0 +1,16 @@
+/** A fixed-size buffer of the most recent lines; the oldest fall out first. */
+export class LineRing {
+  private readonly lines: string[] = [];
+
+  constructor(private readonly capacity: number) {}
+
+  push(line: string): void {
+    this.lines.push(line);
+    if (this.lines.length > this.capacity) this.lines.splice(0, this.lines.length - this.capacity);
+  }
+
+  /** Oldest first; a copy. */
+  toArray(): string[] {
+    return [...this.lines];
+  }
+}

@@ -1,0 +1,249 @@
+// The supervisor: one runner per configured tunnel, driven by the config (apply) and
+// by the user (start/stop, remembered in the state dir). Operations run one at a
+// time, so a reload never interleaves with a stop.
+import type { DirectionMode, TunnelSpec } from '../tunnel/spec.js';
+import type { DesiredState, StatusRecord } from '../tunnel/status.js';
+import { DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
+import { ChildRegistry, endLeftovers } from './children.js';
+import { systemClock, type Clock } from './clock.js';
+import { DesiredStore } from './desired.js';
+import { diffTunnels } from './diff.js';
+import { buildPlan, type PlanContext } from './plan.js';
+import { tcpProbe, type Probe } from './probe.js';
+import { Runner, type RunnerDeps } from './runner.js';
+import { SpawnSpacer } from './spacing.js';
+import { FALLBACK_HOST_INFO, sshGResolver, type HostInfo, type ResolveHost } from './ssh-host.js';
+import { execaSpawn, type SpawnSsh } from './ssh-process.js';
+import { prepareStateDir, statePaths } from './state-files.js';
+import type { ApplyReport, SupervisorApi, SupervisorEvent } from './types.js';
+
+export interface SupervisorOptions {
+  sshBin: string;
+  /** Passed to ssh (and ssh -G) as -F when set. */
+  sshConfigPath: string | null;
+  stateDir: string;
+  mode: DirectionMode;
+  log?: (entry: Record<string, unknown>) => void;
+  // Seams for tests.
+  clock?: Clock;
+  spawn?: SpawnSsh;
+  probe?: Probe;
+  resolveHost?: ResolveHost;
+  policy?: Partial<BackoffPolicy>;
+  /** SIGTERM → SIGKILL grace period, default 3 s. */
+  graceMs?: number;
+}
+
+const DEFAULTS = {
+  graceMs: 3_000,
+  // Faults no probe watches (a remote port taken, a dropped connection) are retried at
+  // least this often, so their end is noticed within the 5 s recovery bound.
+  unprobedCapMs: 4_000,
+  probeIntervalMs: 250,
+  spawnGapMs: 100,
+  logLines: 200,
+};
+
+/**
+ * Creates the supervisor: prepares the state dir (0700, writable known_hosts), ends
+ * the ssh children a crashed predecessor left behind, and reads the desired states.
+ * No tunnel starts before the first apply().
+ */
+export async function createSupervisor(opts: SupervisorOptions): Promise<SupervisorApi> {
+  const clock = opts.clock ?? systemClock;
+  const log = opts.log ?? (() => {});
+  const paths = statePaths(opts.stateDir);
+  prepareStateDir(paths);
+  const graceMs = opts.graceMs ?? DEFAULTS.graceMs;
+  const leftovers = await endLeftovers(paths.children, graceMs, clock);
+  if (leftovers.ended.length > 0) log({ event: 'leftover_ssh_ended', pids: leftovers.ended });
+  if (leftovers.stuck.length > 0) log({ event: 'leftover_ssh_stuck', pids: leftovers.stuck });
+  const registry = new ChildRegistry(paths.children);
+  registry.reset();
+  return new Supervisor(opts, clock, log, registry, DesiredStore.load(paths.desired), paths.knownHosts, graceMs);
+}
+
+class Supervisor implements SupervisorApi {
+  private readonly runners = new Map<string, Runner>();
+  private readonly listeners = new Set<(e: SupervisorEvent) => void>();
+  private readonly runnerDeps: RunnerDeps;
+  private readonly planContext: PlanContext;
+  private readonly resolveHost: ResolveHost;
+  private queue: Promise<unknown> = Promise.resolve();
+  private shutdownPromise: Promise<void> | null = null;
+
+  constructor(
+    opts: SupervisorOptions,
+    clock: Clock,
+    private readonly log: (entry: Record<string, unknown>) => void,
+    registry: ChildRegistry,
+    private readonly desired: DesiredStore,
+    knownHostsPath: string,
+    graceMs: number,
+  ) {
+    this.resolveHost = opts.resolveHost ?? sshGResolver(opts.sshBin, opts.sshConfigPath);
+    this.planContext = { sshBin: opts.sshBin, sshConfigPath: opts.sshConfigPath, mode: opts.mode, knownHostsPath };
+    this.runnerDeps = {
+      clock,
+      spawn: opts.spawn ?? execaSpawn,
+      probe: opts.probe ?? tcpProbe,
+      spacer: new SpawnSpacer(clock, DEFAULTS.spawnGapMs),
+      registry,
+      policy: { ...DEFAULT_BACKOFF, ...opts.policy },
+      unprobedCapMs: DEFAULTS.unprobedCapMs,
+      probeIntervalMs: DEFAULTS.probeIntervalMs,
+      graceMs,
+      logLines: DEFAULTS.logLines,
+      onChange: (record) => this.emit({ type: 'status', record }),
+      log,
+    };
+  }
+
+  apply(tunnels: readonly TunnelSpec[]): Promise<ApplyReport> {
+    return this.serial(async () => {
+      const diff = diffTunnels([...this.runners.values()].map((r) => r.spec), tunnels);
+      // Read the ssh config afresh: a reload is also when the user expects edits to it to count.
+      const hosts = await this.resolveHosts([...diff.added, ...diff.changed.map((c) => c.after)]);
+      const planFor = (spec: TunnelSpec) => buildPlan(spec, this.planContext, hosts.get(spec.remote_host) ?? FALLBACK_HOST_INFO);
+
+      await Promise.all(
+        diff.removed.map(async (spec) => {
+          const runner = this.runners.get(spec.hash);
+          this.runners.delete(spec.hash);
+          await runner?.stop();
+        }),
+      );
+      await Promise.all(
+        diff.changed.map(async ({ after }) => {
+          const runner = this.runners.get(after.hash);
+          if (runner === undefined) return;
+          const wasActive = runner.active;
+          await runner.stop();
+          runner.setPlan(planFor(after));
+          if (this.autoStarts(after)) runner.start({ restart: wasActive });
+        }),
+      );
+      for (const spec of diff.added) {
+        const runner = new Runner(planFor(spec), this.runnerDeps);
+        this.runners.set(spec.hash, runner);
+        if (this.autoStarts(spec)) runner.start({ restart: false });
+        else this.emit({ type: 'status', record: runner.status() });
+      }
+      // Keep the config's order for statuses().
+      const order = new Map(tunnels.map((t, i) => [t.hash, i]));
+      const sorted = [...this.runners.entries()].sort(([a], [b]) => (order.get(a) ?? 0) - (order.get(b) ?? 0));
+      this.runners.clear();
+      for (const [h, r] of sorted) this.runners.set(h, r);
+
+      const report: ApplyReport = {
+        added: diff.added.map((t) => t.hash),
+        removed: diff.removed.map((t) => t.hash),
+        unchanged: diff.unchanged.map((t) => t.hash),
+        changed: diff.changed.map((c) => c.after.hash),
+      };
+      this.log({ event: 'apply', ...report });
+      return report;
+    });
+  }
+
+  statuses(): StatusRecord[] {
+    return [...this.runners.values()].map((r) => r.status());
+  }
+
+  status(hash: string): StatusRecord | undefined {
+    return this.runners.get(hash)?.status();
+  }
+
+  start(hash: string): Promise<StatusRecord> {
+    return this.serial(async () => {
+      const runner = this.runner(hash);
+      this.desired.set([hash], 'started');
+      runner.start({ restart: false });
+      return runner.status();
+    });
+  }
+
+  stop(hash: string): Promise<StatusRecord> {
+    return this.serial(async () => {
+      const runner = this.runner(hash);
+      this.desired.set([hash], 'stopped');
+      await runner.stop();
+      return runner.status();
+    });
+  }
+
+  /** Starts every tunnel but the interactive ones, which only an explicit start(hash) starts. */
+  startAll(): Promise<StatusRecord[]> {
+    return this.serial(async () => {
+      const runners = [...this.runners.values()].filter((r) => !r.spec.interactive);
+      this.desired.set(runners.map((r) => r.hash), 'started');
+      for (const r of runners) r.start({ restart: false });
+      return this.statuses();
+    });
+  }
+
+  stopAll(): Promise<StatusRecord[]> {
+    return this.serial(async () => {
+      const runners = [...this.runners.values()];
+      this.desired.set(runners.map((r) => r.hash), 'stopped');
+      await Promise.all(runners.map((r) => r.stop()));
+      return this.statuses();
+    });
+  }
+
+  logs(hash: string): string[] | undefined {
+    return this.runners.get(hash)?.logs();
+  }
+
+  subscribe(listener: (e: SupervisorEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  shutdown(): Promise<void> {
+    this.shutdownPromise ??= this.serial(async () => {
+      await Promise.all([...this.runners.values()].map((r) => r.stop()));
+      this.log({ event: 'supervisor_stopped' });
+    });
+    return this.shutdownPromise;
+  }
+
+  /** Desired state decides; an unknown one means "as configured", except for interactive tunnels. */
+  private autoStarts(spec: TunnelSpec): boolean {
+    const wanted: DesiredState | undefined = this.desired.get(spec.hash);
+    return wanted !== 'stopped' && !spec.interactive;
+  }
+
+  private runner(hash: string): Runner {
+    const runner = this.runners.get(hash);
+    // Callers resolve hashes (and prefixes) against the config first; this is a bug.
+    if (runner === undefined) throw new Error(`no tunnel with hash ${hash}`);
+    return runner;
+  }
+
+  private async resolveHosts(specs: readonly TunnelSpec[]): Promise<Map<string, HostInfo>> {
+    const names = [...new Set(specs.map((s) => s.remote_host))];
+    const infos = await Promise.all(names.map((n) => this.resolveHost(n).catch(() => FALLBACK_HOST_INFO)));
+    return new Map(names.map((n, i) => [n, infos[i] ?? FALLBACK_HOST_INFO]));
+  }
+
+  /** Runs operations one at a time; after shutdown, changes are refused. */
+  private serial<T>(op: () => Promise<T>): Promise<T> {
+    const closed = this.shutdownPromise !== null;
+    const run = this.queue.then(() => (closed ? Promise.reject(new Error('the supervisor is shut down')) : op()));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private emit(e: SupervisorEvent): void {
+    for (const l of this.listeners) {
+      try {
+        l(e);
+      } catch (err) {
+        this.log({ event: 'listener_failed', error: String(err) });
+      }
+    }
+  }
+}
