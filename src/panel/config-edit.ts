@@ -1,0 +1,210 @@
+import { isMap, isScalar, isSeq, Scalar, type Document, type Pair, type YAMLMap, type YAMLSeq } from 'yaml';
+import { err, ok, type Result } from '../result.js';
+import { tunnelHash } from '../tunnel/hash.js';
+import { parseEditable, printEditable, scalarText, type EditableDoc } from './yaml-doc.js';
+
+/**
+ * Editing the `tunnels:` list of the config file through the yaml Document API: nodes
+ * are changed in place, so comments, key order, quoting and keys the form does not
+ * know (ssh_options, interactive, anything else) survive every save.
+ */
+
+/** The fields the panel's form edits, in the order a new entry is written. */
+export const FORM_FIELDS = ['name', 'remote_host', 'remote_port', 'local_port', 'direction'] as const;
+export type FormField = (typeof FORM_FIELDS)[number];
+export type TunnelFields = Record<FormField, string>;
+
+/** One entry of `tunnels:` as written in the file. */
+export interface EntryView {
+  index: number;
+  /** 1-based line of the entry. */
+  line: number;
+  /** The form's fields as written; '' when absent. */
+  fields: TunnelFields;
+  interactive: boolean;
+  /** Other keys of the entry (ssh_options, unknown ones), kept untouched by edits. */
+  other_keys: string[];
+  /** The tunnel's hash from the values as written (SPEC §5), null when the entry is not a map. */
+  hash: string | null;
+}
+
+export type Edit =
+  | { kind: 'add'; fields: TunnelFields }
+  | { kind: 'update'; index: number; fields: TunnelFields }
+  | { kind: 'delete'; index: number };
+
+export type EditFailure =
+  | { reason: 'unparsable'; message: string }
+  | { reason: 'not_found'; message: string }
+  | { reason: 'shape'; message: string };
+
+function lineOf(text: string, offset: number | undefined): number {
+  if (offset === undefined) return 0;
+  let line = 1;
+  for (let i = 0; i < offset && i < text.length; i++) if (text.charCodeAt(i) === 10) line++;
+  return line;
+}
+
+function tunnelsNode(doc: Document): Result<YAMLSeq | null, EditFailure> {
+  const root = doc.contents;
+  if (root === null || (isScalar(root) && (root.value === null || root.value === undefined))) return ok(null);
+  if (!isMap(root)) return err({ reason: 'shape', message: 'the file is not a YAML map with a "tunnels:" key; fix it by hand first' });
+  const t = root.get('tunnels', true);
+  if (t === undefined || (isScalar(t) && (t.value === null || t.value === undefined))) return ok(null);
+  if (!isSeq(t)) return err({ reason: 'shape', message: '"tunnels:" is not a list; fix it by hand first' });
+  return ok(t);
+}
+
+function fieldText(map: YAMLMap, key: string): string {
+  return scalarText(map.get(key, true)) ?? '';
+}
+
+function viewOf(text: string, item: unknown, index: number): EntryView {
+  const range = (item as { range?: [number, number, number] }).range;
+  const empty: TunnelFields = { name: '', remote_host: '', remote_port: '', local_port: '', direction: '' };
+  if (!isMap(item)) return { index, line: lineOf(text, range?.[0]), fields: empty, interactive: false, other_keys: [], hash: null };
+  const fields = { ...empty };
+  for (const f of FORM_FIELDS) fields[f] = fieldText(item, f);
+  const interactiveText = fieldText(item, 'interactive');
+  const interactive = interactiveText === 'true';
+  const keys = item.items.map((p) => scalarText(p.key) ?? '?');
+  const other_keys = keys.filter((k) => !(FORM_FIELDS as readonly string[]).includes(k));
+  const hash = tunnelHash({ ...fields, name: fields.name === '' ? 'unnamed' : fields.name, interactive });
+  return { index, line: lineOf(text, range?.[0]), fields, interactive, other_keys, hash };
+}
+
+/** Every entry of `tunnels:` as written. A file with no tunnels (or none at all) has none. */
+export function readEntries(text: string): Result<EntryView[], EditFailure> {
+  const parsed = parseEditable(text);
+  if (!parsed.ok) return err({ reason: 'unparsable', message: parsed.error });
+  const seq = tunnelsNode(parsed.value.doc);
+  if (!seq.ok) return seq;
+  return ok((seq.value?.items ?? []).map((item, i) => viewOf(text, item, i)));
+}
+
+/** What a form value becomes in YAML: ports that are only digits are numbers, the rest strings. */
+function typedValue(field: FormField, value: string): string | number {
+  if ((field === 'remote_port' || field === 'local_port') && /^[1-9]\d{0,4}$/.test(value)) return Number(value);
+  return value;
+}
+
+/**
+ * Sets one field in place. An unchanged value is left alone (its quoting and format
+ * too); a changed one keeps the node, so its quote style and comment stay.
+ */
+function setField(doc: Document, map: YAMLMap, field: FormField, value: string): void {
+  const node = map.get(field, true);
+  if (value === '' && field === 'name') {
+    if (node === undefined) return;
+    const idx = map.items.findIndex((p) => scalarText(p.key) === field);
+    const [removed] = map.items.splice(idx, 1);
+    const comment = (removed?.key as { commentBefore?: string } | undefined)?.commentBefore;
+    const next = map.items[idx]?.key as { commentBefore?: string } | undefined;
+    if (comment && next) next.commentBefore = next.commentBefore ? `${comment}\n${next.commentBefore}` : comment;
+    return;
+  }
+  if (isScalar(node) && scalarText(node) === value) return;
+  const typed = typedValue(field, value);
+  if (isScalar(node)) {
+    const quoted = node.type === 'QUOTE_DOUBLE' || node.type === 'QUOTE_SINGLE';
+    node.value = quoted ? value : typed;
+    node.format = undefined;
+    return;
+  }
+  if (node !== undefined) {
+    map.set(field, doc.createNode(typed));
+    return;
+  }
+  // A missing key goes where a new entry would have it, before the first field that follows it.
+  const order = FORM_FIELDS.indexOf(field);
+  const at = map.items.findIndex((p) => {
+    const i = FORM_FIELDS.indexOf(scalarText(p.key) as FormField);
+    return i > order;
+  });
+  const pair = doc.createPair(field, typed) as Pair;
+  if (at < 0) map.items.push(pair);
+  else map.items.splice(at, 0, pair);
+}
+
+/** A new entry, quoted the way the last entry quotes the same keys; flow style only if every entry is. */
+function newEntry(doc: Document, fields: TunnelFields, siblings: readonly unknown[]): YAMLMap {
+  const like = siblings[siblings.length - 1];
+  const map = doc.createNode({}) as YAMLMap;
+  for (const f of FORM_FIELDS) {
+    const value = fields[f];
+    if (value === '' && f === 'name') continue;
+    const typed = typedValue(f, value);
+    const node = doc.createNode(typed) as Scalar;
+    const sibling = isMap(like) ? like.get(f, true) : undefined;
+    if (typeof typed === 'string' && isScalar(sibling) && (sibling.type === 'QUOTE_DOUBLE' || sibling.type === 'QUOTE_SINGLE')) {
+      node.type = sibling.type;
+    }
+    map.items.push(doc.createPair(f, node) as Pair);
+  }
+  if (siblings.length > 0 && siblings.every((s) => isMap(s) && s.flow)) map.flow = true;
+  return map;
+}
+
+function ensureTunnels(e: EditableDoc): YAMLSeq {
+  const { doc } = e;
+  const root = doc.contents;
+  if (!isMap(root)) {
+    const comment = isScalar(root) ? root.commentBefore ?? root.comment : undefined;
+    doc.contents = doc.createNode({}) as YAMLMap;
+    if (comment) doc.commentBefore = doc.commentBefore ? `${doc.commentBefore}\n${comment}` : comment;
+  }
+  const map = doc.contents as YAMLMap;
+  const existing = map.get('tunnels', true);
+  if (isSeq(existing)) return existing;
+  const seq = doc.createNode([]) as YAMLSeq;
+  const comment = isScalar(existing) ? existing.comment : undefined;
+  if (comment) seq.comment = comment;
+  if (existing !== undefined) map.set('tunnels', seq);
+  else map.items.unshift(doc.createPair('tunnels', seq) as Pair);
+  return seq;
+}
+
+/** Applies one edit to the file's text and returns the new text; everything else is kept. */
+export function applyEdit(text: string, edit: Edit): Result<string, EditFailure> {
+  const parsed = parseEditable(text);
+  if (!parsed.ok) return err({ reason: 'unparsable', message: parsed.error });
+  const e = parsed.value;
+  const found = tunnelsNode(e.doc);
+  if (!found.ok) return found;
+  switch (edit.kind) {
+    case 'add': {
+      const seq = ensureTunnels(e);
+      seq.items.push(newEntry(e.doc, edit.fields, seq.items));
+      return ok(printEditable(e));
+    }
+    case 'update': {
+      const item = found.value?.items[edit.index];
+      if (item === undefined) return err({ reason: 'not_found', message: `the file has no tunnel number ${edit.index + 1}` });
+      if (!isMap(item)) return err({ reason: 'shape', message: `tunnel number ${edit.index + 1} is not a map; fix it by hand first` });
+      for (const f of FORM_FIELDS) setField(e.doc, item, f, edit.fields[f]);
+      return ok(printEditable(e));
+    }
+    case 'delete': {
+      const seq = found.value;
+      if (seq === null || edit.index >= seq.items.length) {
+        return err({ reason: 'not_found', message: `the file has no tunnel number ${edit.index + 1}` });
+      }
+      const [removed] = seq.items.splice(edit.index, 1);
+      // The parser hangs the first entry's own comment on the list; a header above it, set
+      // off by a blank line, stays.
+      if (edit.index === 0 && seq.commentBefore) {
+        const paragraphs = seq.commentBefore.split('\n\n');
+        paragraphs.pop();
+        seq.commentBefore = paragraphs.length > 0 ? paragraphs.join('\n\n') : null;
+      }
+      // A blank line that separated the removed entry from the one before stays with its successor.
+      const next = seq.items[edit.index] as { spaceBefore?: boolean } | undefined;
+      if ((removed as { spaceBefore?: boolean }).spaceBefore && next) next.spaceBefore = true;
+      return ok(printEditable(e));
+    }
+    default: {
+      const never: never = edit;
+      return never;
+    }
+  }
+}
