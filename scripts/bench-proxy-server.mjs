@@ -1,0 +1,41 @@
+// The proxy under test in scripts/bench-proxy, run as its own process from dist/:
+//
+//   node scripts/bench-proxy-server.mjs <upstream port> node <build>   as `tunnel-manager proxy` serves it
+//   node scripts/bench-proxy-server.mjs <upstream port> hono <build>   as the daemon serves it: the Hono
+//                                                                      sub-app at /v1 on @hono/node-server
+//
+// <build> is the folder of the compiled src/proxy. Prints {"port": N} once listening.
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const mockPort = Number(process.argv[2]);
+const mode = process.argv[3] ?? 'node';
+const build = process.argv[4];
+const { createProxyApp } = await import(pathToFileURL(join(build, 'app.js')).href);
+const { startProxyServer } = await import(pathToFileURL(join(build, 'serve.js')).href);
+const config = { default_timeout: 600, providers: { bench: { base_url: `http://127.0.0.1:${mockPort}/v1` } } };
+const deps = { getConfig: () => config };
+
+let port;
+let close;
+if (mode === 'hono') {
+  const app = new Hono();
+  app.get('/health', (c) => c.json({ ok: true }));
+  app.route('/v1', createProxyApp(deps));
+  const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
+  await new Promise((resolve) => server.once('listening', resolve));
+  port = server.address().port;
+  close = () => new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+} else {
+  const server = await startProxyServer({ host: '127.0.0.1', port: 0, deps });
+  port = server.port;
+  close = () => server.close();
+}
+console.log(JSON.stringify({ port }));
+// process.exit (not a bare kill) lets --cpu-prof write its profile.
+process.on('SIGTERM', () => void close().then(() => process.exit(0)));
