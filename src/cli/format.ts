@@ -1,0 +1,121 @@
+/**
+ * tunnel-cli's human output: tables and lines from the API's records. Pure: the
+ * clock and whether to colour are passed in.
+ */
+import type { ListRecord, ReloadRecord, StatusRecord, TunnelState } from '../api/types.js';
+
+export interface FormatOptions {
+  /** ANSI colours (only on a terminal, and never with NO_COLOR). */
+  color: boolean;
+  now: Date;
+}
+
+const ANSI = { reset: '\x1b[0m', green: '\x1b[32m', yellow: '\x1b[33m', red: '\x1b[31m', dim: '\x1b[2m', bold: '\x1b[1m' };
+const STATE_COLOR: Record<TunnelState, keyof typeof ANSI> = {
+  RUNNING: 'green',
+  STARTING: 'yellow',
+  RETRYING: 'yellow',
+  FAILED: 'red',
+  STOPPED: 'dim',
+};
+
+const paint = (on: boolean, color: keyof typeof ANSI, text: string) => (on ? `${ANSI[color]}${text}${ANSI.reset}` : text);
+// eslint-disable-next-line no-control-regex
+const visible = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
+
+/** Whether to colour: a terminal, and NO_COLOR unset or empty (https://no-color.org). */
+export function useColor(isTTY: boolean, env: Readonly<Record<string, string | undefined>>): boolean {
+  return isTTY && !env.NO_COLOR && env.TERM !== 'dumb';
+}
+
+export const shortHash = (hash: string) => hash.slice(0, 8);
+
+export function directionWords(direction: string): string {
+  if (direction === 'remote_to_local') return 'remote to local';
+  if (direction === 'local_to_remote') return 'local to remote';
+  return direction;
+}
+
+/** 42s, 3m05s, 2h07m, 4d03h. */
+export function formatDuration(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  const two = (n: number) => String(n).padStart(2, '0');
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${two(s % 60)}s`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h${two(Math.floor((s % 3600) / 60))}m`;
+  return `${Math.floor(s / 86400)}d${two(Math.floor((s % 86400) / 3600))}h`;
+}
+
+/** Columns padded to their widest cell (ANSI codes not counted); no trailing blanks. */
+export function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => visible(r[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === cells.length - 1 ? c : c + ' '.repeat((widths[i] ?? 0) - visible(c).length))).join('  ').trimEnd();
+  return [line(headers), ...rows.map(line)].join('\n') + '\n';
+}
+
+export function formatList(records: ListRecord[]): string {
+  if (records.length === 0) return 'no tunnels configured\n';
+  return table(
+    ['NAME', 'HASH', 'DIRECTION', 'REMOTE HOST', 'REMOTE', 'LOCAL'],
+    records.map((r) => [r.name, shortHash(r.hash), directionWords(String(r.direction)), String(r.remote_host), String(r.remote_port), String(r.local_port)]),
+  );
+}
+
+export function formatState(state: TunnelState, o: FormatOptions): string {
+  return paint(o.color, STATE_COLOR[state] ?? 'reset', state);
+}
+
+/** What the tunnel is doing beyond its state: uptime when RUNNING, the next try when RETRYING. */
+function detail(r: StatusRecord, o: FormatOptions): string {
+  const since = Date.parse(r.since);
+  if (r.status === 'RUNNING' && !Number.isNaN(since)) return `up ${formatDuration(o.now.getTime() - since)}`;
+  if (r.status === 'RETRYING' && r.next_retry_at) {
+    const at = Date.parse(r.next_retry_at);
+    if (!Number.isNaN(at)) return `retry in ${formatDuration(at - o.now.getTime())}`;
+  }
+  return '-';
+}
+
+export function formatStatus(records: StatusRecord[], o: FormatOptions): string {
+  if (records.length === 0) return 'no tunnels configured\n';
+  return table(
+    ['NAME', 'HASH', 'DIRECTION', 'STATE', 'UPTIME', 'RESTARTS', 'LAST ERROR'],
+    records.map((r) => [
+      r.name,
+      shortHash(r.hash),
+      directionWords(r.direction),
+      formatState(r.status, o),
+      detail(r, o),
+      String(r.restarts),
+      r.last_error === null ? '-' : oneLine(r.last_error),
+    ]),
+  );
+}
+
+/** `db (1a2b3c4d): RUNNING, up 3s` — one tunnel after start-tunnel/stop-tunnel, and wait progress. */
+export function formatRecordLine(r: StatusRecord, o: FormatOptions): string {
+  const parts = [`${r.name} (${shortHash(r.hash)}): ${formatState(r.status, o)}`];
+  const d = detail(r, o);
+  if (d !== '-') parts.push(d);
+  if (r.last_error !== null && r.status !== 'RUNNING' && r.status !== 'STOPPED') parts.push(oneLine(r.last_error));
+  return parts.join(', ') + '\n';
+}
+
+export function formatReload(r: ReloadRecord): string {
+  const n = (xs: string[], what: string) => `${xs.length} ${what}`;
+  return `reloaded: ${n(r.added, 'added')}, ${n(r.removed, 'removed')}, ${n(r.unchanged, 'unchanged')}\n`;
+}
+
+/** Shown above the status table while the config file cannot be used. */
+export function formatConfigProblem(config: { valid: boolean; error: string | null; missing: boolean }, o: FormatOptions): string {
+  if (config.missing) return paint(o.color, 'yellow', 'config file missing: the last good config keeps running') + '\n';
+  if (config.valid) return '';
+  const lines = (config.error ?? 'invalid').split('\n').map((l) => `  ${l}`);
+  return [paint(o.color, 'red', 'config file invalid, the last good config keeps running:'), ...lines].join('\n') + '\n';
+}
+
+function oneLine(s: string): string {
+  const flat = s.replace(/\s*\n\s*/g, ' ');
+  return flat.length > 120 ? `${flat.slice(0, 119)}…` : flat;
+}

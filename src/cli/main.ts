@@ -1,0 +1,127 @@
+#!/usr/bin/env node
+/**
+ * tunnel-cli: the control client (SPEC §7). Parses the command line, finds the
+ * daemon, runs one command and sets the exit code. The only CLI module that touches
+ * `process`.
+ */
+import { readFileSync } from 'node:fs';
+import { cac } from 'cac';
+import { defaultSocketPath } from '../api/paths.js';
+import { parseTimeout, rawOption, validateHashArg } from './args.js';
+import { EXIT, runCommand, type CommandName } from './commands.js';
+import { useColor } from './format.js';
+import { resolveTarget } from './target.js';
+
+const DEFAULT_TIMEOUT_S = 30;
+
+function version(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+const usageError = (message: string): number => {
+  process.stderr.write(`tunnel-cli: ${message}; see tunnel-cli --help\n`);
+  return EXIT.usage;
+};
+
+async function main(argv: string[]): Promise<number> {
+  const cli = cac('tunnel-cli');
+  cli
+    .option('--socket <path>', 'The daemon\'s unix socket (env TUNNEL_SOCKET; default: the daemon\'s default)')
+    .option('--url <url>', 'Talk to the daemon over HTTP instead, e.g. http://127.0.0.1:8080 (env TUNNEL_API_URL)')
+    .option('--token <token>', 'Bearer token for --url (env TUNNEL_API_TOKEN)')
+    .option('--json', 'Print the API\'s JSON bodies instead of tables');
+
+  let chosen: { name: CommandName; hash: string | null; options: Record<string, unknown> } | null = null;
+  const command = (name: CommandName, usage: string, description: string, withHash: boolean) => {
+    const c = cli.command(usage, description);
+    if (name === 'start' || name === 'start-tunnel') {
+      c.option('--no-wait', 'Return at once instead of waiting until RUNNING')
+        .option('--timeout <seconds>', 'How long to wait for RUNNING', { default: DEFAULT_TIMEOUT_S });
+    }
+    c.action((...args: unknown[]) => {
+      chosen = { name, hash: withHash ? String(args[0]) : null, options: args[args.length - 1] as Record<string, unknown> };
+    });
+    return c;
+  };
+  command('list', 'list', 'Tunnels in the config in force, as written', false);
+  command('status', 'status', 'State of every tunnel (and the config file\'s problems)', false);
+  command('start', 'start', 'Start every tunnel and wait until they are RUNNING', false);
+  command('stop', 'stop', 'Stop every tunnel (they stay stopped until started)', false);
+  command('start-tunnel', 'start-tunnel <hash>', 'Start one tunnel (hash or unique prefix of 4+) and wait until RUNNING', true)
+    .example('  $ tunnel-cli start-tunnel 1a2b3c4d');
+  command('stop-tunnel', 'stop-tunnel <hash>', 'Stop one tunnel (it stays stopped until started)', true)
+    .example('  $ tunnel-cli stop-tunnel 1a2b');
+  command('logs', 'logs <hash>', 'Recent ssh output of one tunnel', true);
+  command('reload', 'reload', 'Read the config file now and apply it', false);
+  cli.help((sections) => [
+    // cac shows a negated flag's default ("--no-wait … (default: true)") and pads every option line.
+    ...sections.map((s) => ({ ...s, body: s.body.split('\n').map((l) => l.replace(/ \(default: true\)$/, '').trimEnd()).join('\n') })),
+    { title: 'Exit codes', body: '  0 done, 1 failed (a tunnel FAILED, daemon error), 2 usage, 3 daemon not reachable' },
+  ]);
+  cli.version(version());
+
+  try {
+    const parsed = cli.parse(argv, { run: false });
+    if (parsed.options.help || (parsed.options.version && !cli.matchedCommandName)) return EXIT.ok;
+    if (!cli.matchedCommand) {
+      const first = parsed.args[0];
+      if (first === undefined) {
+        cli.outputHelp();
+        return EXIT.usage;
+      }
+      return usageError(`unknown command ${JSON.stringify(String(first))}`);
+    }
+    await cli.runMatchedCommand();
+  } catch (e) {
+    if (e instanceof Error && e.name === 'CACError') return usageError(e.message);
+    throw e;
+  }
+  const run = chosen as { name: CommandName; hash: string | null; options: Record<string, unknown> } | null;
+  if (run === null) return usageError('no command');
+
+  let hash: string | null = null;
+  if (run.hash !== null) {
+    const valid = validateHashArg(run.hash);
+    if (!valid.ok) return usageError(valid.error);
+    hash = valid.value;
+  }
+  const timeout = parseTimeout(run.options.timeout ?? DEFAULT_TIMEOUT_S);
+  if (!timeout.ok) return usageError(timeout.error);
+
+  const args = argv.slice(2);
+  const target = resolveTarget(
+    { socket: rawOption(args, 'socket'), url: rawOption(args, 'url'), token: rawOption(args, 'token') },
+    process.env,
+    defaultSocketPath(process.env, process.getuid?.() ?? 0),
+  );
+  if (!target.ok) return usageError(target.error);
+
+  return runCommand(run.name, hash, {
+    target: target.value,
+    json: run.options.json === true,
+    wait: run.options.wait !== false,
+    timeoutMs: timeout.value * 1000,
+    io: {
+      out: (t) => process.stdout.write(t),
+      err: (t) => process.stderr.write(t),
+      color: useColor(process.stdout.isTTY === true, process.env),
+      progress: process.stderr.isTTY === true,
+      now: () => new Date(),
+    },
+  });
+}
+
+main(process.argv).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (e: unknown) => {
+    process.stderr.write(`tunnel-cli: unexpected error: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exitCode = EXIT.failed;
+  },
+);

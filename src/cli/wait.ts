@@ -1,0 +1,60 @@
+import type { StatusRecord, TunnelState } from '../api/types.js';
+
+/** How a wait for RUNNING ended. */
+export type WaitOutcome =
+  | { kind: 'running'; records: StatusRecord[] }
+  | { kind: 'failed'; records: StatusRecord[]; failed: StatusRecord[] }
+  | { kind: 'pending'; records: StatusRecord[]; pending: StatusRecord[] };
+
+const SETTLED: readonly TunnelState[] = ['RUNNING', 'FAILED', 'STOPPED'];
+
+/**
+ * Follows the tunnels a start is waiting for. The POST's answer gives the first
+ * records; events seen on the stream since before the POST always win over it (the
+ * last event for a tunnel is never older than the answer), whatever order they
+ * arrive in. RUNNING is success; FAILED (permanent) and STOPPED (someone stopped
+ * it meanwhile) are failures; STARTING and RETRYING keep the wait going.
+ */
+export class WaitTracker {
+  private readonly fromAnswer = new Map<string, StatusRecord>();
+  private readonly fromEvents = new Map<string, StatusRecord>();
+  private order: string[] = [];
+
+  /** Records from the POST's answer; only these hashes are waited for. */
+  answer(records: StatusRecord[]): void {
+    for (const r of records) this.fromAnswer.set(r.hash, r);
+    this.order = records.map((r) => r.hash);
+  }
+
+  /** A status event; returns the record when it concerns a waited-for tunnel and changed its state. */
+  event(r: StatusRecord): StatusRecord | null {
+    const before = this.current(r.hash);
+    this.fromEvents.set(r.hash, r);
+    if (!this.fromAnswer.has(r.hash)) return null;
+    return before?.status === r.status && before.last_error === r.last_error ? null : r;
+  }
+
+  current(hash: string): StatusRecord | undefined {
+    return this.fromEvents.get(hash) ?? this.fromAnswer.get(hash);
+  }
+
+  records(): StatusRecord[] {
+    return this.order.map((h) => this.current(h)).filter((r): r is StatusRecord => r !== undefined);
+  }
+
+  /** Null while some tunnel is still on its way. */
+  outcome(): WaitOutcome | null {
+    const records = this.records();
+    const pending = records.filter((r) => !SETTLED.includes(r.status));
+    if (pending.length > 0) return null;
+    const failed = records.filter((r) => r.status !== 'RUNNING');
+    return failed.length > 0 ? { kind: 'failed', records, failed } : { kind: 'running', records };
+  }
+
+  /** The outcome when time is up. */
+  timedOut(): WaitOutcome {
+    const records = this.records();
+    const pending = records.filter((r) => !SETTLED.includes(r.status));
+    return { kind: 'pending', records, pending };
+  }
+}
