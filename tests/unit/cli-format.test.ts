@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import { directionWords, formatConfigProblem, formatDuration, formatList, formatRecordLine, formatReload, formatStatus, table, useColor } from '../../src/cli/format.js';
+import type { StatusRecord } from '../../src/tunnel/status.js';
+
+const now = new Date('2024-05-01T12:00:00.000Z');
+const plain = { color: false, now };
+
+const rec = (over: Partial<StatusRecord>): StatusRecord => ({
+  hash: '1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d',
+  name: 'db',
+  remote_host: 'user@bastion',
+  remote_port: '5432',
+  local_port: '127.0.0.1:15432',
+  direction: 'remote_to_local',
+  status: 'STOPPED',
+  pid: null,
+  since: '2024-05-01T11:56:55.000Z',
+  restarts: 0,
+  last_exit: null,
+  last_error: null,
+  next_retry_at: null,
+  ...over,
+});
+
+describe('formatDuration', () => {
+  it('uses the two largest units', () => {
+    expect(formatDuration(0)).toBe('0s');
+    expect(formatDuration(42_900)).toBe('42s');
+    expect(formatDuration(185_000)).toBe('3m05s');
+    expect(formatDuration(2 * 3600_000 + 7 * 60_000 + 5000)).toBe('2h07m');
+    expect(formatDuration(4 * 86400_000 + 3 * 3600_000)).toBe('4d03h');
+    expect(formatDuration(-5000)).toBe('0s');
+  });
+});
+
+describe('table', () => {
+  it('pads columns to the widest cell, ignoring colour codes, without trailing blanks', () => {
+    const out = table(['A', 'BB'], [['x', '1'], ['\x1b[32mlonger\x1b[0m', '']]);
+    expect(out).toBe('A       BB\nx       1\n\x1b[32mlonger\x1b[0m\n');
+  });
+});
+
+describe('formatStatus', () => {
+  it('shows name, short hash, direction in words, state, uptime when RUNNING, restarts and last error', () => {
+    const out = formatStatus(
+      [
+        rec({ status: 'RUNNING', pid: 77, restarts: 2 }),
+        rec({ name: 'web', hash: 'ffffeeee00001111222233334444aaaa', direction: 'local_to_remote', status: 'RETRYING', last_error: 'connection refused', next_retry_at: '2024-05-01T12:00:03.000Z', restarts: 5 }),
+        rec({ name: 'auth', hash: 'abcdabcd00001111222233334444aaaa', status: 'FAILED', last_error: 'authentication failed:\nPermission denied (publickey)' }),
+      ],
+      plain,
+    );
+    expect(out).toBe(
+      [
+        'NAME  HASH      DIRECTION        STATE     UPTIME       RESTARTS  LAST ERROR',
+        'db    1a2b3c4d  remote to local  RUNNING   up 3m05s     2         -',
+        'web   ffffeeee  local to remote  RETRYING  retry in 3s  5         connection refused',
+        'auth  abcdabcd  remote to local  FAILED    -            0         authentication failed: Permission denied (publickey)',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('colours the state only when asked', () => {
+    expect(formatStatus([rec({ status: 'RUNNING' })], { color: true, now })).toContain('\x1b[32mRUNNING\x1b[0m');
+    expect(formatStatus([rec({ status: 'FAILED' })], { color: true, now })).toContain('\x1b[31mFAILED\x1b[0m');
+    expect(formatStatus([rec({ status: 'FAILED' })], plain)).not.toContain('\x1b[');
+  });
+
+  it('says when there is nothing', () => {
+    expect(formatStatus([], plain)).toBe('no tunnels configured\n');
+    expect(formatList([])).toBe('no tunnels configured\n');
+  });
+});
+
+describe('formatList', () => {
+  it('shows the entries as written', () => {
+    const out = formatList([{ name: 'db', hash: '1a2b3c4d5e6f', remote_host: 'user@bastion', remote_port: 5432, local_port: '127.0.0.1:15432', direction: 'remote_to_local' }]);
+    expect(out).toBe('NAME  HASH      DIRECTION        REMOTE HOST   REMOTE  LOCAL\ndb    1a2b3c4d  remote to local  user@bastion  5432    127.0.0.1:15432\n');
+  });
+});
+
+describe('lines', () => {
+  it('one tunnel', () => {
+    expect(formatRecordLine(rec({ status: 'RUNNING' }), plain)).toBe('db (1a2b3c4d): RUNNING, up 3m05s\n');
+    expect(formatRecordLine(rec({ status: 'STOPPED', last_error: 'old' }), plain)).toBe('db (1a2b3c4d): STOPPED\n');
+    expect(formatRecordLine(rec({ status: 'FAILED', last_error: 'host key mismatch' }), plain)).toBe('db (1a2b3c4d): FAILED, host key mismatch\n');
+  });
+  it('a reload', () => {
+    expect(formatReload({ type: 'reload', at: '', ok: true, error: null, added: ['a', 'b'], removed: [], unchanged: ['c'] })).toBe('reloaded: 2 added, 0 removed, 1 unchanged\n');
+  });
+  it('the config file problem, or nothing when it is fine', () => {
+    expect(formatConfigProblem({ valid: true, error: null, missing: false }, plain)).toBe('');
+    expect(formatConfigProblem({ valid: false, error: 'line 2, column 3: a\nline 4, column 1: b', missing: false }, plain)).toBe(
+      'config file invalid, the last good config keeps running:\n  line 2, column 3: a\n  line 4, column 1: b\n',
+    );
+    expect(formatConfigProblem({ valid: true, error: null, missing: true }, plain)).toContain('missing');
+  });
+  it('directions', () => {
+    expect(directionWords('remote_to_local')).toBe('remote to local');
+    expect(directionWords('local_to_remote')).toBe('local to remote');
+  });
+});
+
+describe('useColor', () => {
+  it('only on a terminal without NO_COLOR', () => {
+    expect(useColor(true, {})).toBe(true);
+    expect(useColor(false, {})).toBe(false);
+    expect(useColor(true, { NO_COLOR: '1' })).toBe(false);
+    expect(useColor(true, { NO_COLOR: '' })).toBe(true);
+    expect(useColor(true, { TERM: 'dumb' })).toBe(false);
+  });
+});
