@@ -45,7 +45,12 @@ const ALLOWED: Record<string, { check: Check; expected: string }> = {
 const BY_LOWER = new Map(Object.keys(ALLOWED).map((k) => [k.toLowerCase(), k]));
 const COMMAND_RUNNING = new Set(['proxycommand', 'localcommand', 'permitlocalcommand', 'knownhostscommand', 'match', 'include', 'proxyjump', 'remotecommand', 'sessiontype', 'stdinnull', 'forkafterauthentication', 'controlmaster', 'controlpath', 'loglevel', 'batchmode', 'userknownhostsfile', 'globalknownhostsfile', 'localforward', 'remoteforward', 'dynamicforward', 'clearallforwardings', 'securitykeyprovider', 'pkcs11provider', 'sendenv', 'setenv', 'requesttty']);
 
-export interface SshOptionProblem { expected: string; found: string }
+export interface SshOptionProblem {
+  /** `option`: the option itself is not allowed; `value`: the option is, its value is not. */
+  reason: 'option' | 'value';
+  expected: string;
+  found: string;
+}
 
 /** Normalises a YAML value (true → yes, 5 → "5") and checks it against the allow-list. */
 export function checkSshOption(key: string, value: unknown): Result<[string, string], SshOptionProblem> {
@@ -54,12 +59,12 @@ export function checkSshOption(key: string, value: unknown): Result<[string, str
     const why = COMMAND_RUNNING.has(key.toLowerCase())
       ? 'is refused here (it can run commands or defeats supervision); set it in your own SSH config'
       : 'is not an allowed option';
-    return err({ expected: `one of ${Object.keys(ALLOWED).join(', ')}`, found: `${JSON.stringify(key)}, which ${why}` });
+    return err({ reason: 'option', expected: `one of ${Object.keys(ALLOWED).join(', ')}`, found: `${JSON.stringify(key)}, which ${why}` });
   }
   const text = typeof value === 'boolean' ? (value ? 'yes' : 'no') : typeof value === 'number' ? String(value) : value;
   const rule = ALLOWED[canonical]!;
   if (typeof text !== 'string' || !rule.check(text)) {
-    return err({ expected: `${canonical}: ${rule.expected}`, found: JSON.stringify(value) ?? String(value) });
+    return err({ reason: 'value', expected: `${canonical}: ${rule.expected}`, found: JSON.stringify(value) ?? String(value) });
   }
   return ok([canonical, text]);
 }

@@ -1,0 +1,131 @@
+import { isPair, isSeq, LineCounter, parseDocument, visit, type Document, type YAMLError } from 'yaml';
+import type { DirectionMode } from '../tunnel/spec.js';
+import { guardLimits } from './guard.js';
+import { readConfig } from './schema.js';
+import { child, keyText, quote, Tree } from './tree.js';
+import type { ConfigProblem, LoadResult } from './types.js';
+
+/**
+ * How many times an anchor may be expanded. Legitimate files share a few blocks of
+ * ssh_options; "billion laughs" files expand aliases of aliases exponentially.
+ */
+export const MAX_ALIAS_COUNT = 100;
+
+export interface ParseOptions {
+  /** Decides which side of a tunnel listens, for listen-conflict checks (SPEC §4). */
+  mode?: DirectionMode;
+}
+
+const FILE = '(file)';
+const byPosition = (a: ConfigProblem, b: ConfigProblem) => a.line - b.line || a.column - b.column;
+
+/**
+ * Validates config text: guard, YAML, then the schema. Pure: no I/O, never throws
+ * for a bad file. Empty text, comments only, or a null document is a valid empty
+ * config. Every problem found is reported, sorted by position.
+ */
+export function parseConfigText(text: string, opts: ParseOptions = {}): LoadResult {
+  const mode = opts.mode ?? 'default';
+  const lines = new LineCounter();
+
+  const guard = guardLimits(text);
+  if (guard !== null) {
+    let at = { line: 0, column: 0 };
+    if (guard.offset !== null) {
+      // Positions need the line starts; counting them is as cheap as the guard was.
+      let line = 1;
+      let lineStart = 0;
+      for (let i = text.indexOf('\n'); i !== -1 && i < guard.offset; i = text.indexOf('\n', i + 1)) { line++; lineStart = i + 1; }
+      at = { line, column: guard.offset - lineStart + 1 };
+    }
+    return invalid([{ ...at, field: FILE, expected: guard.expected, found: guard.found }]);
+  }
+
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, keepSourceTokens: false });
+  const tree = new Tree(doc, lines);
+  for (const e of doc.errors) {
+    if (e.code === 'DUPLICATE_KEY') tree.errors.push(duplicateKeyProblem(tree, doc, e));
+    else tree.errors.push({ ...tree.position(e.pos[0]), field: FILE, expected: 'valid YAML', found: firstLine(e.message) });
+  }
+  for (const w of doc.warnings) tree.warnings.push({ ...tree.position(w.pos[0]), field: FILE, expected: 'YAML without surprises', found: firstLine(w.message) });
+  // A syntax error leaves a partial tree; checking its fields would only add noise.
+  // Duplicate keys leave a whole tree, so the rest is checked too.
+  if (doc.errors.some((e) => e.code !== 'DUPLICATE_KEY')) return invalid(tree.errors);
+
+  let js: unknown;
+  try {
+    js = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (e) {
+    // The yaml package reports alias bombs and unresolvable aliases by throwing
+    // ReferenceError; anything else is a bug and is not ours to hide.
+    if (!(e instanceof ReferenceError)) throw e;
+    return invalid([...tree.errors, aliasProblem(tree, doc, e)]);
+  }
+
+  const config = readConfig(tree, js, mode);
+  if (config === null || tree.errors.length > 0) return invalid(tree.errors);
+  return { kind: 'ok', config, warnings: tree.warnings.sort(byPosition) };
+}
+
+/** One problem per line: `line 4, column 17: tunnels[0].local_port: expected …, found …`. */
+export function formatProblem(p: ConfigProblem): string {
+  const where = p.line > 0 ? `line ${p.line}, column ${p.column}: ` : '';
+  return `${where}${p.field}: expected ${p.expected}, found ${p.found}`;
+}
+
+function invalid(problems: ConfigProblem[]): LoadResult {
+  return { kind: 'invalid', problems: [...problems].sort(byPosition) };
+}
+
+function firstLine(message: string): string {
+  return message.split('\n')[0] ?? message;
+}
+
+/** The yaml package names no field for a repeated key; find the pair to say which, and where the first one is. */
+function duplicateKeyProblem(tree: Tree, doc: Document, e: YAMLError): ConfigProblem {
+  const offset = e.pos[0];
+  let problem: ConfigProblem = { ...tree.position(offset), field: FILE, expected: 'each key at most once in a map', found: firstLine(e.message) };
+  visit(doc, {
+    Map: (_key, map, path) => {
+      const idx = map.items.findIndex((p) => (p.key as { range?: [number, number, number] } | null)?.range?.[0] === offset);
+      if (idx < 0) return undefined;
+      const pair = map.items[idx];
+      const name = keyText(pair?.key);
+      const first = map.items.slice(0, idx).find((p) => name !== null && keyText(p.key) === name);
+      const at = tree.at(first?.key);
+      problem = {
+        ...tree.position(offset),
+        field: name === null ? pathOf(path, map) : child(pathOf(path, map), name),
+        expected: 'each key at most once in a map',
+        found: `${quote(name ?? '?')} again${first ? ` (first at line ${at.line}, column ${at.column})` : ''}`,
+      };
+      return visit.BREAK;
+    },
+  });
+  return problem;
+}
+
+/** A field path (`tunnels[1].ssh_options`) from the ancestors yaml's visit() passes. */
+function pathOf(ancestors: readonly unknown[], node: unknown): string {
+  const chain = [...ancestors, node];
+  let path = '';
+  for (let i = 1; i < chain.length; i++) {
+    const parent = chain[i - 1];
+    const here = chain[i];
+    if (isPair(parent) && parent.value === here) path = child(path, keyText(parent.key) ?? '?');
+    else if (isSeq(parent)) path = `${path}[${parent.items.indexOf(here)}]`;
+  }
+  return path === '' ? FILE : path;
+}
+
+function aliasProblem(tree: Tree, doc: Document, e: ReferenceError): ConfigProblem {
+  let first: unknown;
+  visit(doc, { Alias: (_k, node) => { first = node; return visit.BREAK; } });
+  const bomb = /resource exhaustion|Excessive alias/i.test(e.message);
+  return {
+    ...tree.at(first),
+    field: FILE,
+    expected: bomb ? `aliases expanded at most ${MAX_ALIAS_COUNT} times in all` : 'aliases (*name) that follow their anchor (&name)',
+    found: bomb ? 'aliases that expand exponentially (an alias bomb); refused to protect memory' : firstLine(e.message),
+  };
+}

@@ -1,0 +1,31 @@
+import { err, ok, type Result } from '../result.js';
+
+export const REMOTE_HOST_EXPECTED =
+  'an ssh destination: a Host alias or host name, optionally as user@host (user@[IPv6] for an address), without white space, not starting with "-"';
+
+const MAX_LENGTH = 255;
+const USER = /^[A-Za-z0-9_.][A-Za-z0-9_.-]{0,63}$/;
+const HOST = /^[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,252})$/;
+const BRACKETED_V6 = /^\[[0-9A-Fa-f:.]{2,45}(?:%[A-Za-z0-9_.-]{1,32})?\]$/;
+
+/**
+ * Checks `remote_host`. It is handed to ssh after `--`, so it cannot become an
+ * option, but a value that looks like one (or holds spaces or a newline) is a
+ * mistake or an attack either way, and the panel must not be able to write it.
+ * Returns why the value is refused, for the message.
+ */
+export function checkRemoteHost(text: string): Result<string, string> {
+  if (text === '') return err('is empty');
+  if (text.startsWith('-')) return err('starts with "-" (it would read as an ssh option)');
+  if (/\p{Cc}/u.test(text)) return err('holds a control character');
+  if (/\s/u.test(text)) return err('holds white space');
+  if (text.length > MAX_LENGTH) return err(`is ${text.length} characters long (at most ${MAX_LENGTH})`);
+  const at = text.lastIndexOf('@');
+  const user = at >= 0 ? text.slice(0, at) : null;
+  const host = at >= 0 ? text.slice(at + 1) : text;
+  if (user !== null && !USER.test(user)) return err(`has a user name ${JSON.stringify(user)} with characters ssh user names do not have`);
+  if (!HOST.test(host) && !BRACKETED_V6.test(host)) {
+    return err(`has a host part ${JSON.stringify(host)} that is neither a host name, a Host alias nor a bracketed IPv6 address`);
+  }
+  return ok(text);
+}

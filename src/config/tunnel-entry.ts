@@ -1,0 +1,150 @@
+import { isMap, isScalar, type Pair } from 'yaml';
+import { ENDPOINT_EXPECTED, parseEndpoint, type Endpoint } from '../tunnel/endpoint.js';
+import { tunnelHash } from '../tunnel/hash.js';
+import { DIRECTIONS, type Direction, type TunnelSpec } from '../tunnel/spec.js';
+import { checkRemoteHost, REMOTE_HOST_EXPECTED } from './remote-host.js';
+import { readSshOptions } from './ssh-options-map.js';
+import { child, describe, keyText, quote, scalarText, type Tree } from './tree.js';
+
+export const TUNNEL_FIELDS = ['name', 'remote_host', 'remote_port', 'local_port', 'direction', 'interactive', 'ssh_options'] as const;
+type TunnelField = (typeof TUNNEL_FIELDS)[number];
+
+export const DEFAULT_NAME = 'unnamed';
+const MAX_NAME = 128;
+const ENTRY_EXPECTED = 'a tunnel: a map with remote_host, remote_port, local_port and direction';
+const MISSING = 'nothing (the field is missing)';
+
+/** A validated entry with the nodes later checks (duplicates, listen conflicts) point at. */
+export interface TunnelEntry {
+  spec: TunnelSpec;
+  index: number;
+  node: unknown;
+  portNodes: { remote_port: unknown; local_port: unknown };
+}
+
+const isKnown = (k: string): k is TunnelField => (TUNNEL_FIELDS as readonly string[]).includes(k);
+const isNull = (n: unknown) => n === undefined || n === null || (isScalar(n) && n.value === null);
+
+/**
+ * Reads one `tunnels:` entry. Every problem in it is recorded in `tree`; the spec is
+ * returned only when the entry has none. `written` is the entry as plain data, kept
+ * whole (unknown keys too) for the API's /list.
+ */
+export function readTunnel(
+  tree: Tree,
+  raw: unknown,
+  index: number,
+  fileSshOptions: Readonly<Record<string, string>>,
+  written: unknown,
+): TunnelEntry | null {
+  const path = `tunnels[${index}]`;
+  const node = tree.deref(raw);
+  if (!isMap(node)) {
+    tree.error(node ?? raw, path, ENTRY_EXPECTED, describe(node));
+    return null;
+  }
+  const errorsBefore = tree.errors.length;
+
+  const fields = new Map<TunnelField, Pair>();
+  for (const pair of node.items) {
+    const key = keyText(tree.deref(pair.key));
+    if (key === null) {
+      tree.error(pair.key, path, 'a field name as the key', describe(tree.deref(pair.key)));
+    } else if (!isKnown(key)) {
+      tree.warn(pair.key, child(path, key), `one of the tunnel fields ${TUNNEL_FIELDS.join(', ')}`, `${quote(key)}, an unknown key (kept as written, not used)`);
+    } else if (!fields.has(key)) {
+      // A repeated key is already an error from the YAML parser; the first one counts.
+      fields.set(key, pair);
+    }
+  }
+  const value = (f: TunnelField) => tree.deref(fields.get(f)?.value);
+  const required = (f: TunnelField, expected: string): unknown => {
+    const v = value(f);
+    if (isNull(v)) tree.error(fields.get(f)?.value ?? node, child(path, f), expected, fields.has(f) ? describe(v) : MISSING);
+    return isNull(v) ? undefined : v;
+  };
+
+  const name = readName(tree, value('name'), child(path, 'name'));
+
+  let remoteHost: string | null = null;
+  const hostNode = required('remote_host', REMOTE_HOST_EXPECTED);
+  if (hostNode !== undefined) {
+    const text = isScalar(hostNode) && typeof hostNode.value === 'string' ? hostNode.value : null;
+    const checked = text === null ? null : checkRemoteHost(text);
+    if (text === null || checked === null) tree.error(hostNode, child(path, 'remote_host'), REMOTE_HOST_EXPECTED, describe(hostNode));
+    else if (!checked.ok) tree.error(hostNode, child(path, 'remote_host'), REMOTE_HOST_EXPECTED, `${quote(text)}, which ${checked.error}`);
+    else remoteHost = checked.value;
+  }
+
+  const remotePortNode = required('remote_port', ENDPOINT_EXPECTED);
+  const remotePort = remotePortNode === undefined ? null : readEndpoint(tree, remotePortNode, child(path, 'remote_port'));
+  const localPortNode = required('local_port', ENDPOINT_EXPECTED);
+  const localPort = localPortNode === undefined ? null : readEndpoint(tree, localPortNode, child(path, 'local_port'));
+
+  let direction: Direction | null = null;
+  const directionExpected = DIRECTIONS.join(' or ');
+  const directionNode = required('direction', directionExpected);
+  if (directionNode !== undefined) {
+    const v = isScalar(directionNode) ? directionNode.value : undefined;
+    if (typeof v === 'string' && (DIRECTIONS as readonly string[]).includes(v)) direction = v as Direction;
+    else tree.error(directionNode, child(path, 'direction'), directionExpected, describe(directionNode));
+  }
+
+  let interactive = false;
+  const interactiveNode = value('interactive');
+  if (!isNull(interactiveNode)) {
+    if (isScalar(interactiveNode) && typeof interactiveNode.value === 'boolean') interactive = interactiveNode.value;
+    else tree.error(interactiveNode, child(path, 'interactive'), 'true or false', describe(interactiveNode));
+  }
+
+  const own = readSshOptions(tree, fields.get('ssh_options')?.value, child(path, 'ssh_options'));
+
+  if (tree.errors.length > errorsBefore || name === null || remoteHost === null || remotePort === null || localPort === null || direction === null) {
+    return null;
+  }
+  const hash = tunnelHash({ name, remote_host: remoteHost, remote_port: remotePort.text, local_port: localPort.text, direction, interactive });
+  return {
+    spec: {
+      hash,
+      name,
+      remote_host: remoteHost,
+      remote_port: remotePort,
+      local_port: localPort,
+      direction,
+      interactive,
+      ssh_options: { ...fileSshOptions, ...own },
+      written: isPlainObject(written) ? written : {},
+      line: tree.at(node).line,
+    },
+    index,
+    node,
+    portNodes: { remote_port: remotePortNode, local_port: localPortNode },
+  };
+}
+
+function readName(tree: Tree, node: unknown, field: string): string | null {
+  if (isNull(node)) return DEFAULT_NAME;
+  const expected = `a name of at most ${MAX_NAME} characters without control characters`;
+  // A number is taken as the text it is written as (`name: 2024`), like the reference implementation does.
+  const text = scalarText(node);
+  if (text === null) tree.error(node, field, expected, describe(node));
+  else if (/\p{Cc}/u.test(text)) tree.error(node, field, expected, `${quote(text)}, which holds a control character`);
+  else if (text.length > MAX_NAME) tree.error(node, field, expected, `a name of ${text.length} characters`);
+  else return text;
+  return null;
+}
+
+/** Ports are an integer or a string; the text as written (`5432` → "5432") is what the hash uses. */
+function readEndpoint(tree: Tree, node: unknown, field: string): Endpoint | null {
+  const text = scalarText(node);
+  const parsed = text === null ? null : parseEndpoint(text);
+  if (parsed === null || !parsed.ok) {
+    tree.error(node, field, ENDPOINT_EXPECTED, describe(node));
+    return null;
+  }
+  return parsed.value;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
