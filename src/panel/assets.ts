@@ -1,0 +1,43 @@
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { Hono, type Context } from 'hono';
+
+/**
+ * The page's files. They live in src/panel/static (no build step) and are found from
+ * this module's own location, which works both from src/ (tests) and from dist/panel/
+ * (the built CLI and the Docker image, whose package ships src/panel/static).
+ */
+export const STATIC_DIR = fileURLToPath(new URL('../../src/panel/static/', import.meta.url));
+
+const FILES: Record<string, string> = {
+  'index.html': 'text/html; charset=utf-8',
+  'app.js': 'text/javascript; charset=utf-8',
+  'style.css': 'text/css; charset=utf-8',
+  'icon.svg': 'image/svg+xml',
+};
+
+export type Assets = Map<string, { body: string; type: string }>;
+
+/** Reads every file once at start: a missing file is a packaging bug, reported at once. */
+export async function loadAssets(dir: string = STATIC_DIR): Promise<Assets> {
+  const out: Assets = new Map();
+  for (const [name, type] of Object.entries(FILES)) {
+    const body = await readFile(`${dir}${name}`, 'utf8').catch((e: unknown) => {
+      throw new Error(`the panel's page is missing ${dir}${name}: ${e instanceof Error ? e.message : String(e)}`);
+    });
+    out.set(name, { body, type });
+  }
+  return out;
+}
+
+export function createAssetsApp(assets: Assets): Hono {
+  const app = new Hono();
+  const send = (c: Context, name: string) => {
+    const a = assets.get(name);
+    if (!a) throw new Error(`no asset ${name}`);
+    return c.body(a.body, 200, { 'content-type': a.type, 'cache-control': 'no-cache' });
+  };
+  app.get('/', (c) => send(c, 'index.html'));
+  for (const name of Object.keys(FILES)) if (name !== 'index.html') app.get(`/${name}`, (c) => send(c, name));
+  return app;
+}

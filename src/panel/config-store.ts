@@ -1,0 +1,162 @@
+import { parseConfigText } from '../config/load.js';
+import type { ConfigProblem } from '../config/types.js';
+import { err, ok, type Result } from '../result.js';
+import type { DirectionMode } from '../tunnel/spec.js';
+import { applyEdit, readEntries, type Edit, type EntryView } from './config-edit.js';
+import { blockingErrors, type FieldErrors } from './field-errors.js';
+import { readFileState, saveBackup, writeAtomic, type FileState } from './file-io.js';
+
+/** The config file as the page sees it. */
+export interface ConfigView {
+  path: string;
+  /** sha256 of the file's text ("missing" when there is none); sent back on save. */
+  version: string;
+  missing: boolean;
+  /** The daemon's own validation of the file on disk. */
+  valid: boolean;
+  problems: ConfigProblem[];
+  warnings: ConfigProblem[];
+  entries: EntryView[];
+  /** Why the form cannot edit this file (YAML syntax error, not a map, too big), else null. */
+  not_editable: string | null;
+}
+
+export type SaveFailure =
+  | {
+      reason: 'conflict';
+      message: string;
+      current: ConfigView;
+      /** The entry on disk now that the edit was about (found by hash, else by position). */
+      theirs: EntryView | null;
+      /** True when that entry is still exactly as the page loaded it: only other parts of the file changed. */
+      theirs_unchanged: boolean;
+    }
+  | { reason: 'invalid'; message: string; errors: FieldErrors }
+  | { reason: 'not_editable'; message: string }
+  | { reason: 'not_found'; message: string };
+
+export interface SaveResult {
+  view: ConfigView;
+  /** Set when the previous text could not be backed up (the save itself went through). */
+  backup_error: string | null;
+}
+
+export interface ConfigStoreDeps {
+  path: string;
+  mode: DirectionMode;
+  backupDir: string;
+  keepBackups: number;
+  log: (e: Record<string, unknown>) => void;
+}
+
+function validate(text: string, mode: DirectionMode): { problems: ConfigProblem[]; warnings: ConfigProblem[] } {
+  const r = parseConfigText(text, { mode });
+  switch (r.kind) {
+    case 'ok':
+      return { problems: [], warnings: r.warnings };
+    case 'invalid':
+      return { problems: r.problems, warnings: [] };
+    case 'missing':
+      return { problems: [], warnings: [] };
+    default: {
+      const never: never = r;
+      return never;
+    }
+  }
+}
+
+/**
+ * The file the panel edits. Every save is checked against the version the page loaded
+ * (optimistic concurrency: a file changed on disk since is a conflict, never silently
+ * overwritten), validated with the daemon's own loader, backed up and written
+ * atomically. Saves run one at a time.
+ */
+export class ConfigStore {
+  readonly #deps: ConfigStoreDeps;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(deps: ConfigStoreDeps) {
+    this.#deps = deps;
+  }
+
+  async view(): Promise<ConfigView> {
+    return this.#viewOf(await readFileState(this.#deps.path));
+  }
+
+  #viewOf(f: FileState): ConfigView {
+    const base = { path: this.#deps.path, version: f.version, missing: f.missing };
+    if (f.tooBig !== null) {
+      const problem: ConfigProblem = { line: 0, column: 0, field: '(file)', expected: 'at most 1 MiB', found: `${f.tooBig} bytes` };
+      return { ...base, valid: false, problems: [problem], warnings: [], entries: [], not_editable: 'the file is over 1 MiB; fix it by hand' };
+    }
+    const text = f.text ?? '';
+    const { problems, warnings } = validate(text, this.#deps.mode);
+    const entries = readEntries(text);
+    return {
+      ...base,
+      valid: problems.length === 0,
+      problems,
+      warnings,
+      entries: entries.ok ? entries.value : [],
+      not_editable: entries.ok ? null : entries.error.message,
+    };
+  }
+
+  /** Applies one edit if the file is still at `version`; `hash` names the entry the user meant, for the conflict view. */
+  save(version: string, edit: Edit, hash: string | null): Promise<Result<SaveResult, SaveFailure>> {
+    const run = this.#queue.then(() => this.#save(version, edit, hash));
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  async #save(version: string, edit: Edit, hash: string | null): Promise<Result<SaveResult, SaveFailure>> {
+    const { path, mode, log } = this.#deps;
+    const before = await readFileState(path);
+    if (before.version !== version) return err(this.#conflict(before, edit, hash));
+    if (before.tooBig !== null) return err({ reason: 'not_editable', message: 'the file is over 1 MiB; fix it by hand' });
+    const text = before.text ?? '';
+    const next = applyEdit(text, edit);
+    if (!next.ok) {
+      return err(next.error.reason === 'not_found' ? { reason: 'not_found', message: next.error.message } : { reason: 'not_editable', message: next.error.message });
+    }
+    const entriesAfter = readEntries(next.value);
+    const errors = blockingErrors(validate(text, mode).problems, validate(next.value, mode).problems, edit, entriesAfter.ok ? entriesAfter.value.length : 0);
+    if (errors !== null) return err({ reason: 'invalid', message: 'the tunnel was not saved: fix the fields marked below', errors });
+
+    let backup_error: string | null = null;
+    if (before.text !== null) {
+      try {
+        await saveBackup(this.#deps.backupDir, path, before.text, this.#deps.keepBackups);
+      } catch (e) {
+        backup_error = `the previous version could not be backed up in ${this.#deps.backupDir}: ${e instanceof Error ? e.message : String(e)}`;
+        log({ event: 'panel_backup_failed', error: backup_error });
+      }
+    }
+    // Checked again right before the rename: an editor may have saved while we worked.
+    let raced: FileState | null = null;
+    const written = await writeAtomic(path, next.value, async () => {
+      const now = await readFileState(path);
+      if (now.version === before.version) return true;
+      raced = now;
+      return false;
+    });
+    if (!written && raced) return err(this.#conflict(raced, edit, hash));
+    log({ event: 'panel_saved', path, edit: edit.kind, ...(edit.kind === 'add' ? {} : { index: edit.index }) });
+    return ok({ view: this.#viewOf(await readFileState(path)), backup_error });
+  }
+
+  #conflict(now: FileState, edit: Edit, hash: string | null): SaveFailure {
+    const current = this.#viewOf(now);
+    const byHash = hash !== null ? current.entries.find((e) => e.hash === hash) : undefined;
+    const theirs = byHash ?? (edit.kind !== 'add' ? current.entries[edit.index] ?? null : null);
+    return {
+      reason: 'conflict',
+      message: now.missing
+        ? 'the file was deleted since you loaded it; nothing was saved'
+        : 'the file changed on disk since you loaded it; nothing was saved',
+      current,
+      theirs: theirs ?? null,
+      theirs_unchanged: byHash !== undefined,
+    };
+  }
+}

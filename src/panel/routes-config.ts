@@ -1,0 +1,98 @@
+import { Hono, type Context } from 'hono';
+import { z } from 'zod';
+import type { DirectionMode } from '../tunnel/spec.js';
+import type { Edit, TunnelFields } from './config-edit.js';
+import type { ConfigStore, ConfigView, SaveFailure } from './config-store.js';
+import { describeTunnel, directionChoices } from './describe.js';
+import { problemText } from './field-errors.js';
+import { apiError } from './http-errors.js';
+
+export interface ConfigRoutesDeps {
+  store: ConfigStore;
+  mode: DirectionMode;
+  sshHosts: () => Promise<string[]>;
+}
+
+const field = (max: number) => z.string().max(max).transform((s) => s.trim());
+const Fields = z.strictObject({
+  name: field(256),
+  remote_host: field(1024),
+  remote_port: field(300),
+  local_port: field(300),
+  direction: field(64),
+});
+const Version = z.string().min(1).max(200);
+const Hash = z.string().regex(/^[0-9a-f]{32}$/).nullable().default(null);
+const SaveBody = z.strictObject({ version: Version, fields: Fields, hash: Hash });
+const DeleteBody = z.strictObject({ version: Version, hash: Hash });
+const Index = z.coerce.number().int().min(0).max(100_000);
+
+/** The file's view for the page: entries with their sentence, problems with their text. */
+export function present(view: ConfigView, mode: DirectionMode) {
+  return {
+    ...view,
+    problems: view.problems.map((p) => ({ ...p, message: problemText(p) })),
+    warnings: view.warnings.map((p) => ({ ...p, message: problemText(p) })),
+    entries: view.entries.map((e) => ({ ...e, description: describeTunnel(e.fields, mode) })),
+  };
+}
+
+/** Reading the config file and editing its tunnels. */
+export function createConfigApp(deps: ConfigRoutesDeps): Hono {
+  const app = new Hono();
+  const { store, mode } = deps;
+
+  const fail = (c: Context, f: SaveFailure) => {
+    switch (f.reason) {
+      case 'conflict':
+        return apiError(c, 409, 'conflict', f.message, { current: present(f.current, mode), theirs: f.theirs, theirs_unchanged: f.theirs_unchanged });
+      case 'invalid':
+        return apiError(c, 400, 'invalid', f.message, { fields: f.errors.fields, general: f.errors.general });
+      case 'not_editable':
+        return apiError(c, 409, 'not_editable', f.message);
+      case 'not_found':
+        return apiError(c, 404, 'not_found', f.message);
+      default: {
+        const never: never = f;
+        return never;
+      }
+    }
+  };
+
+  const save = async (c: Context, version: string, edit: Edit, hash: string | null) => {
+    const r = await store.save(version, edit, hash);
+    if (!r.ok) return fail(c, r.error);
+    return c.json({ config: present(r.value.view, mode), backup_error: r.value.backup_error });
+  };
+
+  const bad = (c: Context, e: z.ZodError) =>
+    apiError(c, 400, 'invalid_body', e.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
+
+  app.get('/config', async (c) => c.json({ mode, directions: directionChoices(mode), config: present(await store.view(), mode) }));
+
+  app.get('/ssh-hosts', async (c) => c.json({ hosts: await deps.sshHosts() }));
+
+  app.post('/tunnels', async (c) => {
+    const body = SaveBody.safeParse(await c.req.json().catch(() => null));
+    if (!body.success) return bad(c, body.error);
+    return save(c, body.data.version, { kind: 'add', fields: body.data.fields as TunnelFields }, null);
+  });
+
+  app.put('/tunnels/:index', async (c) => {
+    const index = Index.safeParse(c.req.param('index'));
+    const body = SaveBody.safeParse(await c.req.json().catch(() => null));
+    if (!index.success) return bad(c, index.error);
+    if (!body.success) return bad(c, body.error);
+    return save(c, body.data.version, { kind: 'update', index: index.data, fields: body.data.fields as TunnelFields }, body.data.hash);
+  });
+
+  app.delete('/tunnels/:index', async (c) => {
+    const index = Index.safeParse(c.req.param('index'));
+    const body = DeleteBody.safeParse(await c.req.json().catch(() => null));
+    if (!index.success) return bad(c, index.error);
+    if (!body.success) return bad(c, body.error);
+    return save(c, body.data.version, { kind: 'delete', index: index.data }, body.data.hash);
+  });
+
+  return app;
+}

@@ -1,0 +1,61 @@
+import { Hono, type Context } from 'hono';
+import type { Result } from '../result.js';
+import type { DaemonClient, DaemonFailure } from './daemon-client.js';
+import { apiError } from './http-errors.js';
+
+export interface DaemonRoutesDeps {
+  daemon: DaemonClient;
+}
+
+const HASH = /^[0-9a-f]{4,32}$/;
+
+function daemonError(c: Context, f: DaemonFailure) {
+  switch (f.reason) {
+    case 'unreachable':
+      return apiError(c, 502, 'daemon_unreachable', f.message);
+    case 'http':
+      // The browser's own login is the panel's business: a 401 from the daemon means the panel's token is wrong.
+      if (f.status === 401) return apiError(c, 502, 'daemon_token', 'the daemon refused the panel\'s TUNNEL_API_TOKEN');
+      return apiError(c, f.status === 404 || f.status === 409 || f.status === 400 || f.status === 503 ? f.status : 502, f.code, f.message);
+    default: {
+      const never: never = f;
+      return never;
+    }
+  }
+}
+
+/** Start, stop and logs, through the daemon's API with the token kept here. */
+export function createDaemonApp(deps: DaemonRoutesDeps): Hono {
+  const app = new Hono();
+  const { daemon } = deps;
+
+  const forward = async (c: Context, call: Promise<Result<unknown, DaemonFailure>>) => {
+    const r = await call;
+    return r.ok ? c.json(r.value as object) : daemonError(c, r.error);
+  };
+  const hashOf = (c: Context) => {
+    const h = c.req.param('hash') ?? '';
+    return HASH.test(h) ? h : null;
+  };
+
+  app.post('/start', (c) => forward(c, daemon.post('/start')));
+  app.post('/stop', (c) => forward(c, daemon.post('/stop')));
+  for (const action of ['start', 'stop'] as const) {
+    app.post(`/${action}/:hash`, (c) => {
+      const h = hashOf(c);
+      return h === null ? apiError(c, 400, 'invalid_hash', 'expected a tunnel hash (hex)') : forward(c, daemon.post(`/${action}/${h}`));
+    });
+  }
+
+  app.get('/logs/:hash', async (c) => {
+    const h = hashOf(c);
+    if (h === null) return apiError(c, 400, 'invalid_hash', 'expected a tunnel hash (hex)');
+    const r = await daemon.get<unknown>(`/logs/${h}`);
+    if (!r.ok) return daemonError(c, r.error);
+    const v = r.value as { lines?: unknown } | unknown[];
+    const lines = Array.isArray(v) ? v : Array.isArray((v as { lines?: unknown }).lines) ? (v as { lines: unknown[] }).lines : [];
+    return c.json({ lines: lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))) });
+  });
+
+  return app;
+}
