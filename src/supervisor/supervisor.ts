@@ -7,7 +7,7 @@ import { DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
 import { ChildRegistry, endLeftovers } from './children.js';
 import { systemClock, type Clock } from './clock.js';
 import { DesiredStore } from './desired.js';
-import { diffTunnels } from './diff.js';
+import { diffTunnels } from '../config/diff.js';
 import { buildPlan, type PlanContext } from './plan.js';
 import { tcpProbe, type Probe } from './probe.js';
 import { Runner, type RunnerDeps } from './runner.js';

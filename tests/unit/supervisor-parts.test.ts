@@ -1,0 +1,145 @@
+// The supervisor's small parts: ssh -G reading, plan, stderr reading, state files.
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ChildRegistry, runsArgv } from '../../src/supervisor/children.js';
+import { DesiredStore } from '../../src/supervisor/desired.js';
+import { buildPlan, knownHostsList } from '../../src/supervisor/plan.js';
+import { SpawnSpacer, spacingKey } from '../../src/supervisor/spacing.js';
+import { hostInfoFromSshG } from '../../src/supervisor/ssh-host.js';
+import { isEstablishedLine, keepInLog } from '../../src/supervisor/ssh-output.js';
+import { prepareStateDir, statePaths } from '../../src/supervisor/state-files.js';
+import { parseEndpoint } from '../../src/tunnel/endpoint.js';
+import type { TunnelSpec } from '../../src/tunnel/spec.js';
+import { ManualClock } from './supervisor-fakes.js';
+
+const ep = (s: string) => {
+  const r = parseEndpoint(s);
+  if (!r.ok) throw new Error(r.error);
+  return r.value;
+};
+
+function spec(hash: string, over: Partial<TunnelSpec> = {}): TunnelSpec {
+  return {
+    hash,
+    name: hash,
+    remote_host: 'user@bastion',
+    remote_port: ep('5432'),
+    local_port: ep('15432'),
+    direction: 'remote_to_local',
+    interactive: false,
+    ssh_options: {},
+    written: {},
+    line: 1,
+    ...over,
+  };
+}
+
+describe('hostInfoFromSshG', () => {
+  it('reads host name, port and known_hosts files', () => {
+    const info = hostInfoFromSshG('user root\nhostname 127.0.0.1\nport 23759\nuserknownhostsfile /tmp/a/known_hosts /tmp/b/kh2\nconnecttimeout none\n');
+    expect(info).toEqual({ endpoint: { host: '127.0.0.1', port: 23759 }, knownHostsFiles: ['/tmp/a/known_hosts', '/tmp/b/kh2'] });
+  });
+
+  it('does not probe a host reached through ProxyJump or ProxyCommand', () => {
+    expect(hostInfoFromSshG('hostname 10.0.0.5\nport 22\nproxyjump bastion\n').endpoint).toBeNull();
+    expect(hostInfoFromSshG('hostname 10.0.0.5\nport 22\nproxycommand nc %h %p\n').endpoint).toBeNull();
+    expect(hostInfoFromSshG('hostname 10.0.0.5\nport 22\nproxycommand none\n').endpoint).toEqual({ host: '10.0.0.5', port: 22 });
+  });
+});
+
+describe('plan', () => {
+  const ctx = { sshBin: '/usr/bin/ssh', sshConfigPath: '/cfg', mode: 'default' as const, knownHostsPath: '/state/known_hosts' };
+  const host = { endpoint: { host: '10.0.0.1', port: 2222 }, knownHostsFiles: ['/home/u/.ssh/known_hosts', '/state/known_hosts'] };
+
+  it('lists the state dir known_hosts first, then the host\'s own files, once each', () => {
+    expect(knownHostsList('/state/known_hosts', host)).toEqual(['/state/known_hosts', '/home/u/.ssh/known_hosts']);
+    const p = buildPlan(spec('a'), ctx, host);
+    expect(p.args).toContain('UserKnownHostsFile=/state/known_hosts /home/u/.ssh/known_hosts');
+  });
+
+  it('probes our bind address for -L and names the remote bind for -R; start timeout is ConnectTimeout + 5 s', () => {
+    const l = buildPlan(spec('a', { local_port: ep('127.0.0.2:7000') }), ctx, host);
+    expect(l).toMatchObject({ file: '/usr/bin/ssh', flag: '-L', localBind: { host: '127.0.0.2', port: 7000 }, remoteBind: null, sshEndpoint: host.endpoint, spacingKey: 'bastion', startTimeoutMs: 15_000 });
+    const r = buildPlan(spec('b', { direction: 'local_to_remote', remote_port: ep('0.0.0.0:8000'), ssh_options: { connecttimeout: '3' } }), ctx, host);
+    expect(r).toMatchObject({ flag: '-R', localBind: null, remoteBind: '0.0.0.0', startTimeoutMs: 8_000 });
+  });
+});
+
+describe('spacing', () => {
+  it('keys by host, whoever logs in', () => {
+    expect(spacingKey('alice@Bastion')).toBe('bastion');
+    expect(spacingKey('bastion')).toBe('bastion');
+  });
+
+  it('books slots 100 ms apart per host', () => {
+    const clock = new ManualClock();
+    const s = new SpawnSpacer(clock, 100);
+    expect([s.reserve('a'), s.reserve('a'), s.reserve('b'), s.reserve('a')]).toEqual([0, 100, 0, 200]);
+    clock.t += 1_000;
+    expect(s.reserve('a')).toBe(0);
+  });
+});
+
+describe('ssh output', () => {
+  it('-L is established at the client loop (the bind lines come before the bind is tried)', () => {
+    expect(isEstablishedLine('debug1: Local connections to 127.0.0.1:22088 forwarded to remote address localhost:22', '-L')).toBe(false);
+    expect(isEstablishedLine('debug1: Local forwarding listening on 127.0.0.1 port 22088.', '-L')).toBe(false);
+    expect(isEstablishedLine('debug1: Entering interactive session.', '-L')).toBe(true);
+  });
+
+  it('-R is established on the server\'s success answer', () => {
+    expect(isEstablishedLine('debug1: Entering interactive session.', '-R')).toBe(false);
+    expect(isEstablishedLine('debug1: remote forward success for: listen 22088, connect localhost:22', '-R')).toBe(true);
+    expect(isEstablishedLine('debug1: remote forward failure for: listen 10.9.9.9:22088, connect localhost:22', '-R')).toBe(false);
+  });
+
+  it('keeps messages and milestones, drops debug noise', () => {
+    expect(keepInLog('Host key verification failed.')).toBe(true);
+    expect(keepInLog('debug1: Connecting to 127.0.0.1 [127.0.0.1] port 13955.')).toBe(true);
+    expect(keepInLog('debug1: kex: algorithm: sntrup761x25519-sha512')).toBe(false);
+    expect(keepInLog('   ')).toBe(false);
+  });
+});
+
+describe('state files', () => {
+  const dir = () => join(mkdtempSync(join(tmpdir(), 'tm-sup-unit-')), 'state');
+
+  it('creates the state dir 0700 and a known_hosts 0600, keeping an existing one', () => {
+    const paths = statePaths(dir());
+    prepareStateDir(paths);
+    expect(statSync(paths.dir).mode & 0o777).toBe(0o700);
+    expect(statSync(paths.knownHosts).mode & 0o777).toBe(0o600);
+    writeFileSync(paths.knownHosts, 'host key\n');
+    prepareStateDir(paths);
+    expect(readFileSync(paths.knownHosts, 'utf8')).toBe('host key\n');
+  });
+
+  it('desired states survive a reload of the file; a damaged file means none', () => {
+    const paths = statePaths(dir());
+    prepareStateDir(paths);
+    const store = DesiredStore.load(paths.desired);
+    expect(store.get('a')).toBeUndefined();
+    store.set(['a', 'b'], 'stopped');
+    store.set(['b'], 'started');
+    const again = DesiredStore.load(paths.desired);
+    expect([again.get('a'), again.get('b')]).toEqual(['stopped', 'started']);
+    writeFileSync(paths.desired, '{ half');
+    expect(DesiredStore.load(paths.desired).get('a')).toBeUndefined();
+  });
+
+  it('records child pids with their argv; a pid only counts while it runs that argv', () => {
+    const paths = statePaths(dir());
+    prepareStateDir(paths);
+    const reg = new ChildRegistry(paths.children);
+    reg.add(123, ['ssh', '-N']);
+    reg.add(456, ['ssh', '-N', '-L']);
+    reg.remove(123);
+    expect(JSON.parse(readFileSync(paths.children, 'utf8'))).toEqual([{ pid: 456, argv: ['ssh', '-N', '-L'] }]);
+    expect(runsArgv(process.pid, process.argv.slice(0, 1))).toBe(false);
+    const own = readFileSync(`/proc/${process.pid}/cmdline`, 'utf8').split('\0').filter((a, i, xs) => i < xs.length - 1 || a !== '');
+    expect(runsArgv(process.pid, own)).toBe(true);
+    expect(runsArgv(2 ** 22 + 1, ['ssh'])).toBe(false);
+  });
+});
