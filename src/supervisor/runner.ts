@@ -344,7 +344,8 @@ export class Runner {
     const s = this.state;
     switch (s.id) {
       case 'starting':
-        if (s.attempt !== attempt || s.child === null) return;
+        // An attempt already being ended (start timeout) does not count, even if ssh got there.
+        if (s.attempt !== attempt || s.child === null || attempt.ctrl.signal.aborted) return;
         this.counters = onEstablished(this.counters);
         this.lastError = null;
         this.enter({ id: 'running', attempt, child: s.child, since: this.deps.clock.now() });

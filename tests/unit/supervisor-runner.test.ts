@@ -154,11 +154,16 @@ describe('starting', () => {
     r.start({ restart: false });
     await h.clock.advance(0);
     const child = last(h.children);
+    child.honoursTerm = false;
     await h.clock.advance(14_999);
     expect(child.signals).toEqual([]);
     await h.clock.advance(1);
     expect(child.signals).toEqual(['SIGTERM']);
-    await h.clock.advance(0);
+    // Too late: the attempt is being ended.
+    child.say(ESTABLISHED_L);
+    expect(r.status().status).toBe('STARTING');
+    await h.clock.advance(3_000);
+    expect(child.signals).toEqual(['SIGTERM', 'SIGKILL']);
     expect(r.status()).toMatchObject({ status: 'RETRYING', last_error: 'ssh did not report the forward established within 15 s' });
     expect(h.registry.size).toBe(0);
   });
