@@ -79,6 +79,22 @@ describe('forwards', () => {
   });
 });
 
+describe('many tunnels to one host', () => {
+  it('start together without sshd dropping any (spawns are spaced)', async () => {
+    const sup = await supervisor();
+    const specs = await Promise.all(
+      Array.from({ length: 16 }, async (_, i) => spec({ name: `m${i}`, remote_host: 'testhost', remote_port: echo.port, local_port: await port(), direction: 'remote_to_local' })),
+    );
+    await sup.apply(specs);
+    for (const t of specs) await waitState(sup, t.hash, 'RUNNING', 30_000);
+    // No attempt was lost to MaxStartups and retried.
+    expect(sup.statuses().map((s) => s.restarts)).toEqual(specs.map(() => 0));
+    expect(server.log).not.toContain('drop connection');
+    const results = await Promise.all(specs.map((t) => roundTrip(t.local_port.port)));
+    expect(results.every(Boolean)).toBe(true);
+  });
+});
+
 describe('supervision', () => {
   it('an ssh killed with SIGKILL is restarted: RUNNING again, data flows, restarts counted, events emitted', async () => {
     const sup = await supervisor();
