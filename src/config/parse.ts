@@ -41,7 +41,13 @@ export function parseConfigText(text: string, opts: ParseOptions = {}): LoadResu
     return invalid([{ ...at, field: FILE, expected: guard.expected, found: guard.found }]);
   }
 
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, keepSourceTokens: false });
+  const doc = parseDocument(text, {
+    lineCounter: lines,
+    prettyErrors: false,
+    uniqueKeys: true,
+    // Odd keys (a list as a key) are reported as problems; the package's own console warning would only be noise.
+    logLevel: 'error',
+  });
   const tree = new Tree(doc, lines);
   for (const e of doc.errors) {
     if (e.code === 'DUPLICATE_KEY') tree.errors.push(duplicateKeyProblem(tree, doc, e));
@@ -95,7 +101,7 @@ function duplicateKeyProblem(tree: Tree, doc: Document, e: YAMLError): ConfigPro
       const at = tree.at(first?.key);
       problem = {
         ...tree.position(offset),
-        field: name === null ? pathOf(path, map) : child(pathOf(path, map), name),
+        field: fieldOf(pathOf(path, map), name),
         expected: 'each key at most once in a map',
         found: `${quote(name ?? '?')} again${first ? ` (first at line ${at.line}, column ${at.column})` : ''}`,
       };
@@ -115,7 +121,12 @@ function pathOf(ancestors: readonly unknown[], node: unknown): string {
     if (isPair(parent) && parent.value === here) path = child(path, keyText(parent.key) ?? '?');
     else if (isSeq(parent)) path = `${path}[${parent.items.indexOf(here)}]`;
   }
-  return path === '' ? FILE : path;
+  return path;
+}
+
+function fieldOf(path: string, key: string | null): string {
+  if (key === null) return path === '' ? FILE : path;
+  return child(path, key);
 }
 
 function aliasProblem(tree: Tree, doc: Document, e: ReferenceError): ConfigProblem {
