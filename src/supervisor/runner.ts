@@ -69,17 +69,20 @@ function deferred(): Deferred {
 }
 
 /*
- *              start()                      forward established
- *   stopped ───────────► starting ─────────────────────────────► running
- *     ▲ ▲                 │   ▲   ╲ exit, timeout (retryable)       │
- *     │ │                 │   │    ╲                                 │ exit (unexpected)
- *     │ │  exit (fatal)   │   │ retry due / probe ok                 │
- *     │ │     ┌───────────┘   │      ▼                               │
- *     │ │     ▼               └─── backoff (RETRYING) ◄──────────────┘
- *     │ └── failed
- *     │                                  stop() from starting/running
- *     └────── stopping ◄─────────────────────────────────────────────
- *       (exit)            stop() from backoff/failed goes straight to stopped
+ *             start()                   forward established
+ *   stopped ───────────► starting ─────────────────────────► running
+ *      ▲                 │      ▲                               │
+ *      │      fatal exit │      │ retry due, probe ok           │ exit
+ *      │                 ▼      │                               │
+ *      │              failed   backoff (RETRYING) ◄─────────────┘
+ *      │                          ▲
+ *      │                          └── retryable exit or start timeout, from starting
+ *      │ child gone
+ *   stopping ◄── stop() while a child exists (starting, running)
+ *
+ *   Also: stop() from backoff or failed → stopped; start() from failed or backoff →
+ *   starting. Each spawn is one Attempt whose AbortController cancels its timers and,
+ *   through its reason, tells an exit we caused from one ssh chose.
  */
 type State =
   | { id: 'stopped' }
