@@ -1,0 +1,30 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, test } from 'vitest';
+import { parseConfigText } from '../../src/config/load.js';
+import { valid } from './config-helpers.js';
+
+const sample = readFileSync(new URL('../../config/config.yaml', import.meta.url), 'utf8');
+
+describe('config/config.yaml, the shipped sample', () => {
+  test('is valid and starts no tunnel', () => {
+    expect(parseConfigText(sample)).toEqual({ kind: 'ok', config: { tunnels: [], proxy: null }, warnings: [] });
+  });
+
+  test('its commented examples are valid when uncommented, in both modes', () => {
+    const uncommented = sample
+      .replace(/^tunnels: \[\]\n/m, '')
+      .split('\n')
+      .map((l) => (/^# (tunnels:|ssh_options:|proxy:| {2})/.test(l) ? l.slice(2) : l))
+      .join('\n');
+    for (const mode of ['default', 'ssh-standard'] as const) {
+      const { config, warnings } = valid(uncommented, { mode });
+      expect(warnings).toEqual([]);
+      expect(config.tunnels.map((t) => [t.name, t.direction])).toEqual([
+        ['db', 'remote_to_local'],
+        ['web', 'local_to_remote'],
+      ]);
+      expect(config.tunnels[1]!.ssh_options).toEqual({ ServerAliveInterval: '10', ConnectTimeout: '20', Compression: 'yes' });
+      expect(config.proxy?.providers.gpu1?.base_url).toBe('http://127.0.0.1:11434/v1');
+    }
+  });
+});
