@@ -1,0 +1,91 @@
+// docs/control.md's examples, run as written against the built daemon and a real sshd;
+// their outputs must match the ones the page shows.
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// @ts-expect-error plain JS helper shared with the scripts
+import { portIsFree } from '../../scripts/lib/sshd.mjs';
+import { examples, fences, matchesOutput } from './cli-docs-blocks.js';
+import { CLI, REPO, port, sshd, startDaemon, type Daemon, type Sshd } from './daemon-harness.js';
+
+const PAGE = join(REPO, 'docs/control.md');
+const markdown = readFileSync(PAGE, 'utf8');
+const TOKEN = 's3cret-token';
+
+let server: Sshd;
+let daemon: Daemon;
+let bin: string;
+
+function run(script: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('bash', ['-o', 'pipefail', '-c', `exec 2>&1\n${script}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d) => (output += String(d)));
+    child.stderr.on('data', (d) => (output += String(d)));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
+describe('docs/control.md', () => {
+  beforeAll(async () => {
+    expect(markdown).toContain(`export TUNNEL_API_TOKEN=${TOKEN}`);
+    const config = fences(markdown).find((f) => f.lang === 'yaml');
+    if (!config) throw new Error('docs/control.md has no yaml config block');
+    for (const p of [15432, 18081]) {
+      if (!(await portIsFree(p))) throw new Error(`port ${p}, used by the examples, is taken on this machine`);
+    }
+    server = await sshd();
+    // The page's tunnels go through the Host "bastion": the test server under that name.
+    const sshConfig = readFileSync(server.sshConfigPath, 'utf8');
+    const testhost = sshConfig.slice(sshConfig.indexOf('Host testhost'), sshConfig.indexOf('Host badkey'));
+    writeFileSync(server.sshConfigPath, `${sshConfig}\n${testhost.replace('Host testhost', 'Host bastion')}`);
+    daemon = await startDaemon({ config: config.body, sshConfigPath: server.sshConfigPath, env: { TUNNEL_API_TOKEN: TOKEN }, apiPort: await port() });
+    bin = mkdtempSync(join(tmpdir(), 'tm-docs-bin-'));
+    writeFileSync(join(bin, 'tunnel-cli'), `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`);
+    chmodSync(join(bin, 'tunnel-cli'), 0o755);
+    await daemon.waitFor('both tunnels RUNNING', async () => {
+      const r = await fetch(`http://127.0.0.1:${daemon.apiPort}/status`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      const all = (await r.json()) as Array<{ status: string }>;
+      return all.length === 2 && all.every((t) => t.status === 'RUNNING');
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await daemon?.cleanup();
+    await server?.stop();
+    if (bin) rmSync(bin, { recursive: true, force: true });
+  });
+
+  it('every example runs and prints what the page shows', async () => {
+    const list = examples(markdown);
+    expect(list.length).toBeGreaterThan(10);
+    const sub = (s: string) => s.replaceAll('127.0.0.1:8080', `127.0.0.1:${daemon.apiPort}`);
+    const env = {
+      PATH: `${bin}:${process.env.PATH ?? ''}`,
+      HOME: process.env.HOME ?? '/root',
+      TUNNEL_API_TOKEN: TOKEN,
+      TUNNEL_SOCKET: daemon.socketPath,
+    };
+    for (const ex of list) {
+      const { code, output } = await run(sub(ex.command), env);
+      const where = `docs/control.md:${ex.line}\n${ex.command}\n--- output ---\n${output}`;
+      expect(code, where).toBe(0);
+      if (ex.expected !== null) expect(matchesOutput(sub(ex.expected), output), `${where}--- expected ---\n${ex.expected}`).toBe(true);
+    }
+  }, 120_000);
+});
+
+describe('matchesOutput', () => {
+  it('matches line by line with ... wildcards', () => {
+    expect(matchesOutput('a ... c\n...\nend', 'a b c\nx\ny\nend\n')).toBe(true);
+    expect(matchesOutput('a ... c', 'a b c\nextra')).toBe(false);
+    expect(matchesOutput('a\n\nb', 'a\nb\n\n')).toBe(true);
+    expect(matchesOutput('a (b)', 'a (c)')).toBe(false);
+  });
+});
