@@ -1,9 +1,8 @@
-import http from 'node:http';
-import https from 'node:https';
-import type { IncomingMessage, ServerResponse, ClientRequest } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendError, sseErrorEvent, timeoutError, type ProxyError } from './errors.js';
 import type { Provider } from './providers.js';
 import { clientHeaders } from './response-headers.js';
+import type { UpstreamFailure, UpstreamPool } from './upstream.js';
 
 /** Everything one proxied chat request needs. */
 export interface Forward {
@@ -11,6 +10,7 @@ export interface Forward {
   res: ServerResponse;
   requestId: string;
   provider: Provider;
+  pool: UpstreamPool;
   /** The request body as the upstream gets it (bare model name). */
   payload: Buffer;
   /** "; provider … is reached through tunnel 'llm' (…), which is RETRYING, not RUNNING" or "": appended to 502 messages. */
@@ -24,90 +24,67 @@ const MAX_SCRUBBED_ERROR_BYTES = 1024 * 1024;
 /**
  * Relays one chat request to its provider and the answer back, as it arrives.
  *
- *   waiting ──upstream headers──▶ relaying ──upstream end──▶ done
- *     │ timeout ▶ 504               │ gap timeout, upstream died ▶ final SSE error event
- *     │ unreachable ▶ 502           │   (or a cut connection when the body is not SSE)
- *     └──────── client closed (any state) ▶ upstream request destroyed ▶ done
+ *   waiting ──upstream head──▶ relaying ──upstream end──▶ done
+ *     │ timeout ▶ 504            │ gap timeout, upstream died ▶ final SSE error event
+ *     │ unreachable ▶ 502        │   (or a cut connection when the body is not SSE)
+ *     └──────── client closed (any state) ▶ upstream exchange aborted ▶ done
  *
  * One timer serves both timeouts: armed when the request leaves, refreshed by the
- * headers and by every chunk, so a stream that keeps flowing is never cut.
+ * head and by every chunk, so a stream that keeps flowing is never cut.
  */
 export function forwardChat(f: Forward): void {
   const { req, res, requestId, provider } = f;
   let state: 'waiting' | 'relaying' | 'done' = 'waiting';
-  let upstream: ClientRequest;
-  let upstreamRes: IncomingMessage | null = null;
   let eventStream = false;
   let atEventBoundary = true;
   let clientBlocked = false;
-  let retried = false;
+  // An error answer held back until complete, so that the upstream key can be blanked out of it.
+  let held: { status: number; rawHeaders: string[]; chunks: Buffer[]; size: number } | null = null;
   const started = Date.now();
-
-  const headers: http.OutgoingHttpHeaders = {
-    'content-type': 'application/json',
-    'content-length': f.payload.length,
-    accept: req.headers.accept ?? 'application/json',
-    'x-request-id': requestId,
-  };
-  if (provider.authorization.ok && provider.authorization.value !== null) headers.authorization = provider.authorization.value;
-  const agent = req.headers['user-agent'];
-  if (agent !== undefined) headers['user-agent'] = agent;
 
   const timer = setTimeout(onTimeout, provider.timeoutMs);
   res.on('close', onClientClose);
-  send();
-
-  function send(): void {
-    const options = { ...provider.target, method: 'POST', path: `${provider.basePath}/chat/completions`, headers };
-    upstream = provider.target.protocol === 'https:' ? https.request(options) : http.request(options);
-    upstream.on('response', onResponse);
-    upstream.on('error', onUpstreamError);
-    upstream.end(f.payload);
-  }
+  const exchange = f.pool.request(
+    provider.origin,
+    { method: 'POST', path: `${provider.basePath}/chat/completions`, headerLines: headerLines(req, requestId, provider), body: f.payload },
+    { head: onHead, data: onData, end: onEnd, fail: onFail },
+  );
 
   function finish(): void {
     state = 'done';
     clearTimeout(timer);
   }
 
-  function onResponse(up: IncomingMessage): void {
-    if (state !== 'waiting') {
-      up.destroy();
-      return;
-    }
+  function onHead(status: number, rawHeaders: string[]): void {
     state = 'relaying';
-    upstreamRes = up;
     timer.refresh();
-    const status = up.statusCode ?? 502;
-    const key = provider.authorization.ok && provider.authorization.value !== null ? provider.authorization.value.slice(7) : null;
-    if (status >= 400 && key !== null) {
-      relayScrubbed(up, status, key);
+    if (status >= 400 && provider.key.ok && provider.key.value !== null) {
+      held = { status, rawHeaders, chunks: [], size: 0 };
       return;
     }
-    eventStream = /^text\/event-stream/i.test(up.headers['content-type'] ?? '');
-    res.writeHead(status, clientHeaders(up.rawHeaders, requestId));
+    eventStream = isEventStream(rawHeaders);
+    res.writeHead(status, clientHeaders(rawHeaders, requestId));
     // The client learns the stream has begun even if the first event is slow.
     if (eventStream) res.flushHeaders();
-    up.on('data', onData);
-    up.on('end', onEnd);
-    up.on('error', () => {});
-    up.on('close', () => {
-      if (state === 'relaying' && !up.complete) failMidway({ status: 502, type: 'upstream_error', code: 'upstream_disconnected', message: `provider "${provider.prefix}" closed the connection before its response was complete` });
-    });
   }
 
   function onData(chunk: Buffer): void {
     timer.refresh();
+    if (held !== null) {
+      held.size += chunk.length;
+      if (held.size <= MAX_SCRUBBED_ERROR_BYTES) held.chunks.push(chunk);
+      return;
+    }
     if (eventStream) atEventBoundary = chunk.length >= 2 && chunk[chunk.length - 1] === 10 && chunk[chunk.length - 2] === 10;
-    if (!res.write(chunk)) {
+    if (!res.write(chunk) && !clientBlocked) {
       // A slow reader is not an upstream gap: stop reading (TCP pushes back on the
       // upstream) and let the timer ignore the pause.
       clientBlocked = true;
-      upstreamRes?.pause();
+      exchange.pause();
       res.once('drain', () => {
         clientBlocked = false;
         timer.refresh();
-        upstreamRes?.resume();
+        exchange.resume();
       });
     }
   }
@@ -115,42 +92,31 @@ export function forwardChat(f: Forward): void {
   function onEnd(): void {
     if (state !== 'relaying') return;
     finish();
-    res.end();
-  }
-
-  /** An upstream error status whose body may quote our key back: buffer it (bounded) and blank the key out. */
-  function relayScrubbed(up: IncomingMessage, status: number, key: string): void {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    up.on('data', (chunk: Buffer) => {
-      timer.refresh();
-      size += chunk.length;
-      if (size <= MAX_SCRUBBED_ERROR_BYTES) chunks.push(chunk);
-    });
-    up.on('error', () => {});
-    up.on('close', () => {
-      if (state !== 'relaying') return;
-      finish();
-      let body = Buffer.concat(chunks);
-      if (size <= MAX_SCRUBBED_ERROR_BYTES && body.includes(key)) body = Buffer.from(body.toString('utf8').replaceAll(key, '***'));
-      res.writeHead(status, [...clientHeaders(up.rawHeaders, requestId, true), 'content-length', String(body.length)]);
-      res.end(body);
-    });
-  }
-
-  function onUpstreamError(e: NodeJS.ErrnoException): void {
-    if (state !== 'waiting') return;
-    // A keep-alive socket the upstream closed while idle fails at once; the request
-    // never reached it, so one fresh try is safe (Node's documented pattern).
-    if (upstream.reusedSocket && !retried && (e.code === 'ECONNRESET' || e.code === 'EPIPE')) {
-      retried = true;
-      send();
+    if (held === null) {
+      res.end();
       return;
     }
+    // The error body may quote our key back (some APIs echo the header they rejected).
+    const key = provider.key.ok ? provider.key.value : null;
+    let body = Buffer.concat(held.chunks);
+    if (key !== null && held.size <= MAX_SCRUBBED_ERROR_BYTES && body.includes(key)) body = Buffer.from(body.toString('utf8').replaceAll(key, '***'));
+    res.writeHead(held.status, [...clientHeaders(held.rawHeaders, requestId, true), 'content-length', String(body.length)]);
+    res.end(body);
+  }
+
+  function onFail(failure: UpstreamFailure): void {
+    if (state === 'relaying') {
+      failMidway({ status: 502, type: 'upstream_error', code: 'upstream_disconnected', message: `provider "${provider.prefix}" closed the connection before its response was complete` });
+      return;
+    }
+    if (state !== 'waiting') return;
     finish();
     const where = `${provider.hostname}:${provider.port}`;
-    const message = `provider "${provider.prefix}" is unreachable at ${where}: ${e.code ?? e.message}${f.tunnelHint()}`;
-    f.log?.({ event: 'proxy_upstream_error', request_id: requestId, provider: provider.prefix, error: e.code ?? e.message, ms: Date.now() - started });
+    const message =
+      failure.code === 'EOF' || failure.code === 'EPROTO'
+        ? `provider "${provider.prefix}" at ${where} gave no usable answer: ${failure.message}${f.tunnelHint()}`
+        : `provider "${provider.prefix}" is unreachable at ${where}: ${failure.code}${f.tunnelHint()}`;
+    f.log?.({ event: 'proxy_upstream_error', request_id: requestId, provider: provider.prefix, error: failure.code, ms: Date.now() - started });
     sendError(res, requestId, { status: 502, type: 'upstream_error', code: 'upstream_unreachable', message });
   }
 
@@ -165,7 +131,7 @@ export function forwardChat(f: Forward): void {
     const e = timeoutError(provider.prefix, provider.timeoutSeconds, stage);
     if (state === 'waiting') {
       finish();
-      upstream.destroy();
+      exchange.abort();
       sendError(res, requestId, e);
     } else {
       failMidway(e);
@@ -175,19 +141,45 @@ export function forwardChat(f: Forward): void {
   /** After the status line went out, an error can only be a last SSE event; anything else is cut short. */
   function failMidway(e: ProxyError): void {
     finish();
-    upstream.destroy();
-    if (!eventStream) {
+    exchange.abort();
+    if (held !== null) {
+      // Nothing reached the client yet: it can still get a whole error answer.
+      sendError(res, requestId, e);
+    } else if (!eventStream) {
       res.destroy();
-      return;
+    } else {
+      res.end((atEventBoundary ? '' : '\n\n') + sseErrorEvent(e));
     }
-    res.end((atEventBoundary ? '' : '\n\n') + sseErrorEvent(e));
   }
 
   function onClientClose(): void {
     if (state === 'done') return;
     const stage = state;
     finish();
-    upstream.destroy();
+    exchange.abort();
     f.log?.({ event: 'proxy_client_closed', request_id: requestId, provider: provider.prefix, stage, ms: Date.now() - started });
   }
+}
+
+/** The request head the upstream gets, after `host`: our own headers, the key, and two harmless ones of the client's. */
+function headerLines(req: IncomingMessage, requestId: string, provider: Provider): string {
+  const accept = headerValue(req.headers.accept) ?? 'application/json';
+  const agent = headerValue(req.headers['user-agent']);
+  return (
+    `content-type: application/json\r\naccept: ${accept}\r\nx-request-id: ${requestId}\r\n` +
+    (agent === undefined ? '' : `user-agent: ${agent}\r\n`) +
+    provider.authorizationLine
+  );
+}
+
+/** A client header value fit to copy into our request head (Node's parser already refuses line breaks; this holds without it). */
+function headerValue(value: string | undefined): string | undefined {
+  return value === undefined || /[\r\n]/.test(value) ? undefined : value;
+}
+
+function isEventStream(rawHeaders: readonly string[]): boolean {
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    if (rawHeaders[i]!.length === 12 && rawHeaders[i]!.toLowerCase() === 'content-type') return /^\s*text\/event-stream/i.test(rawHeaders[i + 1]!);
+  }
+  return false;
 }

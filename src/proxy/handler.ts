@@ -6,8 +6,9 @@ import { DEFAULT_MAX_BODY_BYTES, type ProxyDeps } from './deps.js';
 import { sendError, type ProxyError } from './errors.js';
 import { forwardChat } from './forward.js';
 import { createModelCatalog } from './models.js';
-import { createAgents, runtimeCache, type Provider, type Runtime } from './providers.js';
+import { describeKeyProblem, runtimeCache, type Provider, type Runtime } from './providers.js';
 import { pickRequestId } from './request-id.js';
+import { createUpstreamPool } from './upstream.js';
 
 /** A request handler for plain node:http. */
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -21,9 +22,9 @@ export interface ProxyRoutes {
 }
 
 export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
-  const agents = createAgents();
-  const runtimeOf = runtimeCache(agents, deps.env ?? process.env, deps.log);
-  const catalog = createModelCatalog(deps.log);
+  const pool = createUpstreamPool();
+  const runtimeOf = runtimeCache(deps.env ?? process.env, deps.log);
+  const catalog = createModelCatalog(pool, deps.log);
   const maxBody = deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
 
   /** The runtime when the caller may use the group, else null after answering 401 (or 503 when no key can ever match). */
@@ -69,14 +70,16 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
       if (!parsed.ok) return sendError(res, requestId, parsed.error);
       const provider = runtime.providers.get(parsed.value.prefix);
       if (provider === undefined) return sendError(res, requestId, unknownPrefix(parsed.value.prefix, runtime));
-      if (!provider.authorization.ok) {
-        return sendError(res, requestId, { status: 500, type: 'server_error', code: 'provider_key_unset', message: `provider "${provider.prefix}" has api_key \${${provider.authorization.error}}, and that environment variable is not set on the server` });
+      if (!provider.key.ok) {
+        const code = provider.key.error.reason === 'unset_variable' ? 'provider_key_unset' : 'provider_key_unusable';
+        return sendError(res, requestId, { status: 500, type: 'server_error', code, message: describeKeyProblem(provider.prefix, provider.key.error) });
       }
       forwardChat({
         req,
         res,
         requestId,
         provider,
+        pool,
         payload: Buffer.from(JSON.stringify(parsed.value.body)),
         tunnelHint: () => tunnelHint(provider),
         log: deps.log,
@@ -101,8 +104,7 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
     chatCompletions,
     models,
     close() {
-      agents.http.destroy();
-      agents.https.destroy();
+      pool.close();
     },
   };
 }

@@ -1,7 +1,6 @@
-import http from 'node:http';
-import https from 'node:https';
 import type { Result } from '../result.js';
-import type { Provider, Runtime } from './providers.js';
+import { describeKeyProblem, type Provider, type Runtime } from './providers.js';
+import type { UpstreamPool } from './upstream.js';
 
 /** One entry of `GET /v1/models`, in OpenAI's shape. */
 export interface ModelEntry {
@@ -21,14 +20,14 @@ const MAX_LIST_BYTES = 8 * 1024 * 1024;
 type Listing = Result<ModelEntry[], string>;
 
 /** Fetches, caches and merges the providers' model lists; a provider that fails is left out, not fatal. */
-export function createModelCatalog(log?: (entry: Record<string, unknown>) => void) {
+export function createModelCatalog(pool: UpstreamPool, log?: (entry: Record<string, unknown>) => void) {
   const cache = new Map<string, Promise<Listing>>();
 
   function listingOf(p: Provider): Promise<Listing> {
-    const key = `${p.prefix}\n${p.target.protocol}//${p.hostname}:${p.port}${p.basePath}\n${p.authorization.ok ? p.authorization.value : ''}`;
+    const key = `${p.prefix}\n${p.origin.protocol}//${p.origin.host}${p.basePath}\n${p.authorizationLine}`;
     const hit = cache.get(key);
     if (hit !== undefined) return hit;
-    const listing = fetchModels(p).then((result) => {
+    const listing = fetchModels(pool, p).then((result) => {
       // Failures are remembered for less time, so a provider that comes back shows up soon.
       const ttl = result.ok ? FRESH_MS : FAILED_FRESH_MS;
       setTimeout(() => cache.get(key) === listing && cache.delete(key), ttl).unref();
@@ -48,41 +47,41 @@ export function createModelCatalog(log?: (entry: Record<string, unknown>) => voi
   };
 }
 
-function fetchModels(p: Provider): Promise<Listing> {
-  if (!p.authorization.ok) return Promise.resolve({ ok: false, error: `api_key refers to ${p.authorization.error}, which is not set` });
-  const headers: http.OutgoingHttpHeaders = { accept: 'application/json' };
-  if (p.authorization.value !== null) headers.authorization = p.authorization.value;
-  const options = { ...p.target, method: 'GET', path: `${p.basePath}/models`, headers };
+function fetchModels(pool: UpstreamPool, p: Provider): Promise<Listing> {
+  if (!p.key.ok) return Promise.resolve({ ok: false, error: describeKeyProblem(p.prefix, p.key.error) });
   const limit = Math.min(LIST_TIMEOUT_MS, p.timeoutMs);
   return new Promise((resolve) => {
-    const req = p.target.protocol === 'https:' ? https.request(options) : http.request(options);
+    let status = 0;
+    const chunks: Buffer[] = [];
+    let size = 0;
     const deadline = setTimeout(() => {
-      req.destroy();
+      exchange.abort();
       resolve({ ok: false, error: `no answer within ${limit} ms` });
     }, limit);
     const settle = (r: Listing): void => {
       clearTimeout(deadline);
       resolve(r);
     };
-    req.on('error', (e: NodeJS.ErrnoException) => settle({ ok: false, error: e.code ?? e.message }));
-    req.on('response', (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > MAX_LIST_BYTES) req.destroy();
-        else chunks.push(c);
-      });
-      res.on('error', () => {});
-      res.on('end', () => {
-        if ((res.statusCode ?? 0) >= 400) settle({ ok: false, error: `HTTP ${res.statusCode}` });
-        else settle(parseList(p.prefix, Buffer.concat(chunks).toString('utf8')));
-      });
-      res.on('close', () => {
-        if (!res.complete) settle({ ok: false, error: 'connection closed mid-answer' });
-      });
-    });
-    req.end();
+    const exchange = pool.request(
+      p.origin,
+      { method: 'GET', path: `${p.basePath}/models`, headerLines: `accept: application/json\r\n${p.authorizationLine}`, body: null },
+      {
+        head: (s) => void (status = s),
+        data: (c) => {
+          size += c.length;
+          if (size <= MAX_LIST_BYTES) chunks.push(c);
+          else {
+            exchange.abort();
+            settle({ ok: false, error: `the answer is larger than ${MAX_LIST_BYTES} bytes` });
+          }
+        },
+        end: () => {
+          if (status >= 400) settle({ ok: false, error: `HTTP ${status}` });
+          else settle(parseList(p.prefix, Buffer.concat(chunks).toString('utf8')));
+        },
+        fail: (f) => settle({ ok: false, error: f.code }),
+      },
+    );
   });
 }
 

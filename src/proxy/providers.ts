@@ -1,8 +1,13 @@
-import http from 'node:http';
-import https from 'node:https';
 import { expandEnv, type ProxyConfig } from '../config/proxy-schema.js';
 import type { Result } from '../result.js';
 import { digestKey, type KeyDigest } from './auth.js';
+import type { Origin } from './upstream.js';
+
+/** Why a provider's `api_key` cannot be sent. */
+export type KeyProblem =
+  | { reason: 'unset_variable'; variable: string }
+  /** The expanded key holds a line break or another character an HTTP header cannot carry. */
+  | { reason: 'not_header_safe' };
 
 /** One provider, ready to send requests to. */
 export interface Provider {
@@ -10,12 +15,13 @@ export interface Provider {
   /** For messages and the tunnel lookup: the host and port the base URL names. */
   hostname: string;
   port: number;
-  /** Request options shared by every call, minus method, path and headers. */
-  target: { protocol: 'http:' | 'https:'; hostname: string; port: number; agent: http.Agent };
+  origin: Origin;
   /** The base URL's path without a trailing slash, e.g. `/v1`. */
   basePath: string;
-  /** `Bearer <key>`, null without a key, or the variable that left the key unset. */
-  authorization: Result<string | null, string>;
+  /** The upstream key (null: none), or why it cannot be used. */
+  key: Result<string | null, KeyProblem>;
+  /** `authorization: Bearer <key>\r\n`, or "" without a key. */
+  authorizationLine: string;
   timeoutMs: number;
   timeoutSeconds: number;
 }
@@ -29,49 +35,46 @@ export interface Runtime {
   unsetClientKeyVariables: string[];
 }
 
-/** Keep-alive agents shared by all providers: one TCP (or TLS) handshake per upstream connection, not per request. */
-export interface Agents {
-  http: http.Agent;
-  https: https.Agent;
-}
-
-export function createAgents(): Agents {
-  // lifo reuses the most recently used socket, which the upstream is least likely to have closed.
-  const options = { keepAlive: true, keepAliveMsecs: 1000, maxSockets: Infinity, maxFreeSockets: 256, scheduling: 'lifo' as const };
-  return { http: new http.Agent(options), https: new https.Agent(options) };
-}
-
 const EMPTY: ProxyConfig = { default_timeout: 600, providers: {} };
+
+// Visible ASCII, space and tab: what a header value written as latin1 can carry safely.
+const HEADER_SAFE = /^[\t\x20-\x7e]+$/;
+
+/** Says what is wrong with a provider key, naming the variable (never a value). */
+export function describeKeyProblem(prefix: string, problem: KeyProblem): string {
+  return problem.reason === 'unset_variable'
+    ? `provider "${prefix}" has api_key \${${problem.variable}}, and that environment variable is not set on the server`
+    : `provider "${prefix}" has an api_key with a line break or another character an HTTP header cannot carry`;
+}
 
 /**
  * Turns a config object into a Runtime. The result is remembered per config object,
  * so a live reload (a new object) is picked up at once and the hot path pays nothing.
  */
-export function runtimeCache(
-  agents: Agents,
-  env: NodeJS.ProcessEnv,
-  log?: (entry: Record<string, unknown>) => void,
-): (config: ProxyConfig | null) => Runtime {
+export function runtimeCache(env: NodeJS.ProcessEnv, log?: (entry: Record<string, unknown>) => void): (config: ProxyConfig | null) => Runtime {
   const cache = new WeakMap<ProxyConfig, Runtime>();
   return (config) => {
     const c = config ?? EMPTY;
     let runtime = cache.get(c);
     if (runtime === undefined) {
-      runtime = compile(c, agents, env);
+      runtime = compile(c, env);
       cache.set(c, runtime);
       // Said once per config, at the moment it is first used, naming the variable (never a value).
       for (const variable of runtime.unsetClientKeyVariables) {
         log?.({ event: 'proxy_unset_variable', where: 'proxy.api_keys', variable });
       }
       for (const p of runtime.providers.values()) {
-        if (!p.authorization.ok) log?.({ event: 'proxy_unset_variable', where: `proxy.providers.${p.prefix}.api_key`, variable: p.authorization.error });
+        if (p.key.ok) continue;
+        const where = `proxy.providers.${p.prefix}.api_key`;
+        if (p.key.error.reason === 'unset_variable') log?.({ event: 'proxy_unset_variable', where, variable: p.key.error.variable });
+        else log?.({ event: 'proxy_unusable_key', where, problem: 'not_header_safe' });
       }
     }
     return runtime;
   };
 }
 
-export function compile(config: ProxyConfig, agents: Agents, env: NodeJS.ProcessEnv): Runtime {
+export function compile(config: ProxyConfig, env: NodeJS.ProcessEnv): Runtime {
   const providers = new Map<string, Provider>();
   for (const [prefix, p] of Object.entries(config.providers)) {
     const url = new URL(p.base_url);
@@ -80,18 +83,21 @@ export function compile(config: ProxyConfig, agents: Agents, env: NodeJS.Process
     // WHATWG URLs keep IPv6 brackets; sockets want the bare address.
     const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
     const seconds = p.timeout ?? config.default_timeout;
-    let authorization: Result<string | null, string> = { ok: true, value: null };
+    let key: Result<string | null, KeyProblem> = { ok: true, value: null };
     if (p.api_key !== undefined) {
-      const key = expandEnv(p.api_key, env);
-      authorization = key.ok ? { ok: true, value: `Bearer ${key.value}` } : { ok: false, error: key.error.variable };
+      const expanded = expandEnv(p.api_key, env);
+      if (!expanded.ok) key = { ok: false, error: { reason: 'unset_variable', variable: expanded.error.variable } };
+      else if (!HEADER_SAFE.test(expanded.value)) key = { ok: false, error: { reason: 'not_header_safe' } };
+      else key = { ok: true, value: expanded.value };
     }
     providers.set(prefix, {
       prefix,
       hostname,
       port,
-      target: { protocol, hostname, port, agent: protocol === 'https:' ? agents.https : agents.http },
+      origin: { protocol, hostname, port, host: url.host },
       basePath: url.pathname.replace(/\/+$/, ''),
-      authorization,
+      key,
+      authorizationLine: key.ok && key.value !== null ? `authorization: Bearer ${key.value}\r\n` : '',
       timeoutMs: Math.round(seconds * 1000),
       timeoutSeconds: seconds,
     });

@@ -1,0 +1,249 @@
+/** The proxy's own HTTP/1.1 client against raw TCP and TLS servers that misbehave on purpose. */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import tls from 'node:tls';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createUpstreamPool, type Origin, type UpstreamFailure, type UpstreamPool } from '../../src/proxy/upstream.js';
+import { call, chat, startHarness } from './harness.js';
+
+/** A raw server: `answer` gets each request's head and the connection's request count, and writes what it likes. */
+interface RawServer {
+  port: number;
+  connections: number;
+  closed: number;
+  heads: string[];
+  close(): Promise<void>;
+}
+
+async function rawServer(answer: (socket: net.Socket, head: string, nth: number) => void, make: (l: (s: net.Socket) => void) => net.Server = net.createServer): Promise<RawServer> {
+  const sockets = new Set<net.Socket>();
+  const state: RawServer = {
+    port: 0,
+    connections: 0,
+    closed: 0,
+    heads: [],
+    close: () =>
+      new Promise((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+  const server = make((socket) => {
+    state.connections++;
+    sockets.add(socket);
+    socket.on('close', () => {
+      state.closed++;
+      sockets.delete(socket);
+    });
+    socket.on('error', () => {});
+    let buf = '';
+    let nth = 0;
+    socket.on('data', (d) => {
+      buf += d.toString('latin1');
+      // Requests here have no body or a content-length one; enough for these tests.
+      for (;;) {
+        const end = buf.indexOf('\r\n\r\n');
+        if (end === -1) return;
+        const head = buf.slice(0, end);
+        const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
+        if (buf.length < end + 4 + length) return;
+        buf = buf.slice(end + 4 + length);
+        state.heads.push(head);
+        answer(socket, head, ++nth);
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  state.port = (server.address() as net.AddressInfo).port;
+  return state;
+}
+
+const OK = 'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 11\r\n\r\n{"ok":true}';
+
+interface Outcome {
+  status: number;
+  body: string;
+  failure: UpstreamFailure | null;
+}
+
+function get(pool: UpstreamPool, origin: Origin): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const out: Outcome = { status: 0, body: '', failure: null };
+    pool.request(
+      origin,
+      { method: 'POST', path: '/v1/chat/completions', headerLines: 'content-type: application/json\r\n', body: Buffer.from('{}') },
+      {
+        head: (status) => void (out.status = status),
+        data: (c) => void (out.body += c.toString()),
+        end: () => resolve(out),
+        fail: (failure) => resolve({ ...out, failure }),
+      },
+    );
+  });
+}
+
+const origin = (port: number, protocol: 'http:' | 'https:' = 'http:', hostname = '127.0.0.1'): Origin => ({ protocol, hostname, port, host: `${hostname}:${port}` });
+
+describe('the upstream client', () => {
+  const cleanup: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const c of cleanup.splice(0).reverse()) await c();
+  });
+
+  async function withServer(answer: (socket: net.Socket, head: string, nth: number) => void): Promise<{ server: RawServer; pool: UpstreamPool }> {
+    const server = await rawServer(answer);
+    const pool = createUpstreamPool();
+    cleanup.push(() => server.close(), () => pool.close());
+    return { server, pool };
+  }
+
+  it('writes one plain HTTP/1.1 request with host, our headers and the body length, and keeps the connection for the next', async () => {
+    const { server, pool } = await withServer((s) => s.write(OK));
+    for (let i = 0; i < 5; i++) expect(await get(pool, origin(server.port))).toEqual({ status: 200, body: '{"ok":true}', failure: null });
+    expect(server.connections).toBe(1);
+    expect(server.heads[0]).toBe(`POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1:${server.port}\r\ncontent-type: application/json\r\ncontent-length: 2`);
+  });
+
+  it('opens a connection per request in flight at once', async () => {
+    const { server, pool } = await withServer((s) => setTimeout(() => s.write(OK), 20));
+    const all = await Promise.all([1, 2, 3].map(() => get(pool, origin(server.port))));
+    expect(all.every((o) => o.status === 200)).toBe(true);
+    expect(server.connections).toBe(3);
+  });
+
+  it('sends again on a new connection when a kept one turns out to be closed by the upstream before answering', async () => {
+    // The second request on each connection is met by a closed connection, as when the
+    // upstream's keep-alive timer fires just as the request leaves.
+    const { server, pool } = await withServer((s, _head, nth) => (nth === 1 ? s.write(OK) : s.destroy()));
+    expect((await get(pool, origin(server.port))).status).toBe(200);
+    expect(await get(pool, origin(server.port))).toEqual({ status: 200, body: '{"ok":true}', failure: null });
+    expect(server.connections).toBe(2);
+    expect(server.heads).toHaveLength(3);
+  });
+
+  it('does not send again when a fresh connection closes, or once the upstream began to answer', async () => {
+    const { server, pool } = await withServer((s) => s.destroy());
+    const fresh = await get(pool, origin(server.port));
+    expect(fresh.failure).toMatchObject({ code: 'EOF', answered: false, message: 'the connection closed without a response' });
+    expect(server.heads).toHaveLength(1);
+
+    const half = await withServer((s, _h, nth) => (nth === 1 ? s.write(OK) : s.end('HTTP/1.1 200 OK\r\ncontent-length: 50\r\n\r\n{"partial"')));
+    await get(half.pool, origin(half.server.port));
+    const cut = await get(half.pool, origin(half.server.port));
+    expect(cut.status).toBe(200);
+    expect(cut.failure).toMatchObject({ answered: true });
+    expect(half.server.heads).toHaveLength(2);
+  });
+
+  it('reports a refused connection by its code', async () => {
+    const { server, pool } = await withServer(() => {});
+    await server.close();
+    expect((await get(pool, origin(server.port))).failure).toMatchObject({ code: 'ECONNREFUSED', answered: false });
+  });
+
+  it('does not keep a connection the upstream asked to close, or one whose body ran to the close', async () => {
+    const { server, pool } = await withServer((s, _h, nth) =>
+      nth === 1 ? s.write('HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 2\r\n\r\nok') : s.write(OK),
+    );
+    await get(pool, origin(server.port));
+    await get(pool, origin(server.port));
+    expect(server.connections).toBe(2);
+
+    const old = await withServer((s) => s.end('HTTP/1.0 200 OK\r\ncontent-type: application/json\r\n\r\n{"old":1}'));
+    expect(await get(old.pool, origin(old.server.port))).toEqual({ status: 200, body: '{"old":1}', failure: null });
+    expect(await get(old.pool, origin(old.server.port))).toEqual({ status: 200, body: '{"old":1}', failure: null });
+    expect(old.server.connections).toBe(2);
+  });
+
+  it('drops a kept connection on which the upstream speaks out of turn', async () => {
+    const { server, pool } = await withServer((s) => {
+      s.write(OK);
+      setTimeout(() => s.write('HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n'), 10);
+    });
+    await get(pool, origin(server.port));
+    for (let i = 0; i < 500 && server.closed === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(server.closed).toBe(1);
+    expect((await get(pool, origin(server.port))).status).toBe(200);
+    expect(server.connections).toBe(2);
+  });
+
+  it('closes the connection when the exchange is aborted', async () => {
+    const { server, pool } = await withServer(() => {});
+    const exchange = pool.request(origin(server.port), { method: 'GET', path: '/v1/models', headerLines: '', body: null }, { head() {}, data() {}, end() {}, fail() {} });
+    for (let i = 0; i < 200 && server.heads.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    exchange.abort();
+    for (let i = 0; i < 200 && server.closed === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(server.closed).toBe(1);
+  });
+
+  it('speaks TLS to an https provider, checking its certificate', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'proxy-tls-'));
+    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+    const cert = readFileSync(join(dir, 'cert.pem'));
+    const server = await rawServer((s) => s.write(OK), (listener) => tls.createServer({ key: readFileSync(join(dir, 'key.pem')), cert }, listener));
+    cleanup.push(() => server.close());
+    const trusting = createUpstreamPool({ ca: cert });
+    const strict = createUpstreamPool();
+    cleanup.push(() => trusting.close(), () => strict.close());
+    expect(await get(trusting, origin(server.port, 'https:', 'localhost'))).toEqual({ status: 200, body: '{"ok":true}', failure: null });
+    expect((await get(strict, origin(server.port, 'https:', 'localhost'))).failure).toMatchObject({ code: 'DEPTH_ZERO_SELF_SIGNED_CERT', answered: false });
+  });
+});
+
+describe('the proxy in front of odd upstreams', () => {
+  const servers: RawServer[] = [];
+  afterAll(async () => {
+    for (const s of servers) await s.close();
+  });
+
+  it('relays an HTTP/1.0 answer whose body ends with the connection', async () => {
+    const old = await rawServer((s) => s.end('HTTP/1.0 200 OK\r\ncontent-type: application/json\r\n\r\n{"object":"chat.completion"}'));
+    servers.push(old);
+    const h = await startHarness(() => ({ providers: { old: { base_url: `http://127.0.0.1:${old.port}/v1` } } }));
+    try {
+      const r = await call(h.url, { body: chat('old:x') });
+      expect(r.status).toBe(200);
+      expect(r.json).toEqual({ object: 'chat.completion' });
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('answers 502 naming the problem when the upstream does not speak HTTP, or hangs up without answering', async () => {
+    const ssh = await rawServer((s) => s.end('SSH-2.0-OpenSSH_9.2p1\r\n\r\n'));
+    const mute = await rawServer((s) => s.destroy());
+    servers.push(ssh, mute);
+    const h = await startHarness(() => ({
+      providers: { ssh: { base_url: `http://127.0.0.1:${ssh.port}/v1` }, mute: { base_url: `http://127.0.0.1:${mute.port}/v1` } },
+    }));
+    try {
+      const a = await call(h.url, { body: chat('ssh:x') });
+      expect(a.status).toBe(502);
+      expect(a.json.error.message).toContain('not valid HTTP/1.1');
+      const b = await call(h.url, { body: chat('mute:x') });
+      expect(b.status).toBe(502);
+      expect(b.json.error.message).toContain('closed without a response');
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('refuses to send a provider key that would break the request head', async () => {
+    const h = await startHarness((base) => ({ providers: { bad: { base_url: base, api_key: '${BAD_KEY}' } } }), { env: { BAD_KEY: 'sk-1\r\nx-injected: yes' } });
+    try {
+      const r = await call(h.url, { body: chat('bad:x') });
+      expect(r.status).toBe(500);
+      expect(r.json.error.code).toBe('provider_key_unusable');
+      expect(r.text).not.toContain('sk-1');
+      expect(h.mock.received).toHaveLength(0);
+      expect(h.logs).toContainEqual(expect.objectContaining({ event: 'proxy_unusable_key', where: 'proxy.providers.bad.api_key' }));
+      expect(JSON.stringify(h.logs)).not.toContain('sk-1');
+    } finally {
+      await h.close();
+    }
+  });
+});
