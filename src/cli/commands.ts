@@ -1,7 +1,7 @@
 import type { ApiErrorBody, HealthBody, ListRecord, ReloadRecord, StatusRecord } from '../api/types.js';
 import { err, ok, type Result } from '../result.js';
 import { call, openEvents, type ApiResponse, type Unreachable } from './client.js';
-import { formatConfigProblem, formatList, formatRecordLine, formatReload, formatStatus, shortHash, type FormatOptions } from './format.js';
+import { formatConfigProblem, formatList, formatProgress, formatRecordLine, formatReload, formatStatus, shortHash, type FormatOptions } from './format.js';
 import type { Target } from './target.js';
 import { WaitTracker, type WaitOutcome } from './wait.js';
 
@@ -16,6 +16,8 @@ export interface Io {
   color: boolean;
   /** Live progress on stderr (a terminal). */
   progress: boolean;
+  /** Width of the terminal, for the progress line. */
+  columns?: number;
   now(): Date;
 }
 
@@ -174,8 +176,18 @@ async function start(ctx: CommandContext, path: string, single: boolean): Promis
   let wake: (() => void) | null = null;
   let streamEnded = false;
 
-  const progress = (r: StatusRecord) => {
-    if (ctx.io.progress) ctx.io.err(`  ${formatRecordLine(r, { color: ctx.io.color, now: ctx.io.now() })}`);
+  // On a terminal, one line on stderr rewritten in place, erased before the result.
+  const began = ctx.io.now().getTime();
+  let progressShown = false;
+  const progress = () => {
+    if (!ctx.io.progress || !answered) return;
+    const o = { color: ctx.io.color, now: ctx.io.now() };
+    ctx.io.err(`\r\x1b[K${formatProgress(tracker.records(), o.now.getTime() - began, o, ctx.io.columns)}`);
+    progressShown = true;
+  };
+  const clearProgress = () => {
+    if (progressShown) ctx.io.err('\r\x1b[K');
+    progressShown = false;
   };
   stream.on({
     item(i) {
@@ -188,10 +200,7 @@ async function start(ctx: CommandContext, path: string, single: boolean): Promis
       }
       raw.set(r.hash, i.data);
       if (!answered) early.push(r);
-      else {
-        const changed = tracker.event(r);
-        if (changed) progress(changed);
-      }
+      else if (tracker.event(r)) progress();
       wake?.();
     },
     end() {
@@ -200,6 +209,7 @@ async function start(ctx: CommandContext, path: string, single: boolean): Promis
     },
   });
 
+  let ticker: NodeJS.Timeout | null = null;
   try {
     const body = await request(ctx, 'POST', path);
     if (!body.ok) return body.error;
@@ -207,10 +217,12 @@ async function start(ctx: CommandContext, path: string, single: boolean): Promis
     if (!parsed.ok) return parsed.error;
     const all = ([] as StatusRecord[]).concat(parsed.value);
     tracker.answer(single ? all : all.filter((r) => r.status !== 'STOPPED'));
-    if (single && all[0]) raw.set(all[0].hash, body.value);
+    // An event seen since the subscription is newer than the answer (see WaitTracker).
+    if (single && all[0] && !raw.has(all[0].hash)) raw.set(all[0].hash, body.value);
     answered = true;
     for (const r of early) tracker.event(r);
-    for (const r of tracker.records()) progress(r);
+    progress();
+    if (ctx.io.progress) ticker = setInterval(progress, 1000);
 
     const deadline = Date.now() + ctx.timeoutMs;
     let outcome: WaitOutcome | null = tracker.outcome();
@@ -225,6 +237,8 @@ async function start(ctx: CommandContext, path: string, single: boolean): Promis
       wake = null;
       outcome = tracker.outcome();
     }
+    if (ticker) clearInterval(ticker);
+    clearProgress();
     if (outcome === null && streamEnded) {
       line(ctx, 'the daemon closed the event stream before the tunnels were up (did it stop?)');
       return EXIT.unreachable;
@@ -263,6 +277,8 @@ async function start(ctx: CommandContext, path: string, single: boolean): Promis
       }
     }
   } finally {
+    if (ticker) clearInterval(ticker);
+    clearProgress();
     stream.close();
   }
 }

@@ -102,6 +102,32 @@ export function formatRecordLine(r: StatusRecord, o: FormatOptions): string {
   return parts.join(', ') + '\n';
 }
 
+/** The one live line shown on a terminal while start waits: `waiting 3s: db RUNNING, web RETRYING (connection refused)`. */
+export function formatProgress(records: StatusRecord[], elapsedMs: number, o: FormatOptions, columns = 80): string {
+  const parts = records.map((r) => {
+    const why = r.status === 'RETRYING' && r.last_error ? ` (${oneLine(r.last_error)})` : '';
+    return `${r.name} ${formatState(r.status, o)}${why}`;
+  });
+  const text = `waiting ${formatDuration(elapsedMs)}: ${parts.join(', ')}`;
+  return fit(text, Math.max(20, columns - 1));
+}
+
+/** Cuts to `width` visible characters, keeping colour codes balanced. */
+function fit(text: string, width: number): string {
+  if (visible(text).length <= width) return text;
+  let out = '';
+  let shown = 0;
+  for (const m of text.matchAll(/\x1b\[[0-9;]*m|[^\x1b]/g)) {
+    const piece = m[0];
+    if (piece.startsWith('\x1b')) out += piece;
+    else if (shown < width - 1) {
+      out += piece;
+      shown++;
+    }
+  }
+  return `${out}…${text.includes('\x1b') ? ANSI.reset : ''}`;
+}
+
 export function formatReload(r: ReloadRecord): string {
   const n = (xs: string[], what: string) => `${xs.length} ${what}`;
   return `reloaded: ${n(r.added, 'added')}, ${n(r.removed, 'removed')}, ${n(r.unchanged, 'unchanged')}\n`;

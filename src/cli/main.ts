@@ -111,6 +111,7 @@ async function main(argv: string[]): Promise<number> {
       err: (t) => process.stderr.write(t),
       color: useColor(process.stdout.isTTY === true, process.env),
       progress: process.stderr.isTTY === true,
+      columns: process.stderr.columns || undefined,
       now: () => new Date(),
     },
   });

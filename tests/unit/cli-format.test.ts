@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { directionWords, formatConfigProblem, formatDuration, formatList, formatRecordLine, formatReload, formatStatus, table, useColor } from '../../src/cli/format.js';
+import { directionWords, formatConfigProblem, formatDuration, formatList, formatProgress, formatRecordLine, formatReload, formatStatus, table, useColor } from '../../src/cli/format.js';
 import type { StatusRecord } from '../../src/tunnel/status.js';
 
 const now = new Date('2024-05-01T12:00:00.000Z');
@@ -99,6 +99,19 @@ describe('lines', () => {
   it('directions', () => {
     expect(directionWords('remote_to_local')).toBe('remote to local');
     expect(directionWords('local_to_remote')).toBe('local to remote');
+  });
+});
+
+describe('formatProgress', () => {
+  it('one line with every waited-for tunnel and why a RETRYING one is not up yet', () => {
+    const records = [rec({ status: 'RUNNING' }), rec({ name: 'web', status: 'RETRYING', last_error: 'connection refused' })];
+    expect(formatProgress(records, 3200, plain)).toBe('waiting 3s: db RUNNING, web RETRYING (connection refused)');
+  });
+  it('fits the terminal, keeping colour codes balanced', () => {
+    const records = [rec({ status: 'STARTING' }), rec({ name: 'web', status: 'RETRYING', last_error: 'connection refused' })];
+    const out = formatProgress(records, 0, { color: true, now }, 31);
+    expect(out.replace(/\x1b\[[0-9;]*m/g, '')).toBe('waiting 0s: db STARTING, web …');
+    expect(out.endsWith('\x1b[0m')).toBe(true);
   });
 });
 
