@@ -1,5 +1,5 @@
-import { dirname, resolve } from 'node:path';
 import { stat } from 'node:fs/promises';
+import { dirname, join, resolve, sep } from 'node:path';
 import { watch } from 'chokidar';
 
 /** SPEC §2: a change applies once the file has been stable this long (at most 200 ms). */
@@ -13,7 +13,7 @@ const KUBERNETES_DATA_LINK = '..data';
 
 export interface WatchOptions {
   debounceMs?: number;
-  /** Watcher failures (e.g. the folder became unreadable); the watch goes on. */
+  /** Watcher failures (e.g. a folder became unreadable); the watch goes on. */
   onError?: (error: Error) => void;
 }
 
@@ -24,36 +24,28 @@ export interface ConfigWatcher {
 
 /**
  * Calls `onChange` once the config file has been created, changed, replaced or
- * deleted and then left alone for the debounce period. The folder is watched, not
- * the file: editors save by writing a new file and renaming it over the old one, and
- * the file may not exist yet. Other files in the folder (editor swap files, the
- * panel's temp files) are ignored. A half-written file whose rest follows within the
- * debounce period is never reported on its own: every event restarts the wait, so
- * the caller reads the final state once. The caller reads and validates the file.
- * Resolves once the initial scan is done, so a change made after it is seen.
+ * deleted and then left alone for the debounce period. The caller reads and
+ * validates the file.
+ *
+ * The folder is watched, not the file: editors save by writing a new file and
+ * renaming it over the old one, and the file may not exist yet. Other files in the
+ * folder (swap files, the panel's temp files and backups) are ignored. Every event
+ * restarts the wait, so a half-written file whose rest follows within the debounce
+ * period is never reported on its own: the caller reads the final state once.
+ *
+ * chokidar sees nothing in a folder that did not exist when it was added, so the
+ * folder's ancestors are watched too (one level each): when the folder appears (or
+ * reappears after being removed) it is added, and a change is reported in case the
+ * file came with it. Resolves once the initial scan is done.
  */
 export async function watchConfig(path: string, onChange: () => void, opts: WatchOptions = {}): Promise<ConfigWatcher> {
   const debounceMs = opts.debounceMs ?? DEFAULT_DEBOUNCE_MS;
   const file = resolve(path);
   const folder = dirname(file);
-  const relevant = new Set([file, resolve(folder, KUBERNETES_DATA_LINK)]);
-
-  // chokidar sees nothing inside a folder that did not exist when watching began; a
-  // missing folder is watched through the file's own path, which chokidar follows
-  // into existence (the folder first, then the file).
-  const target = (await isDirectory(folder)) ? folder : file;
-  const watcher = watch(target, {
-    ignoreInitial: true,
-    depth: 0,
-    // The folder itself must pass, or nothing under it is watched.
-    ignored: (p: string) => {
-      const abs = resolve(p);
-      return abs !== folder && !relevant.has(abs);
-    },
-    // Our own debounce covers the editor's intermediate states; chokidar's
-    // awaitWriteFinish would poll sizes and add its own, longer delay.
-    awaitWriteFinish: false,
-  });
+  const relevant = new Set([file, join(folder, KUBERNETES_DATA_LINK)]);
+  /** The folder and its ancestors: the only directories looked at. */
+  const chain = ancestorsOf(folder);
+  const onChain = (p: string) => chain.includes(p);
 
   const stop = new AbortController();
   let timer: NodeJS.Timeout | undefined;
@@ -66,8 +58,38 @@ export async function watchConfig(path: string, onChange: () => void, opts: Watc
   };
   stop.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
 
-  watcher.on('all', (_event, p) => {
-    if (relevant.has(resolve(p))) schedule();
+  const watched = new Set(await existingTail(chain));
+  const watcher = watch([...watched], {
+    ignoreInitial: true,
+    depth: 0,
+    ignored: (p: string) => {
+      const abs = resolve(p);
+      return !onChain(abs) && !relevant.has(abs);
+    },
+    // Our own debounce covers the editor's intermediate states; chokidar's
+    // awaitWriteFinish would poll sizes and add a longer delay of its own.
+    awaitWriteFinish: false,
+  });
+
+  /** Adds every folder of the chain that exists now and is not watched yet. */
+  const advance = async () => {
+    for (const dir of await existingTail(chain)) {
+      if (stop.signal.aborted || watched.has(dir)) continue;
+      watched.add(dir);
+      watcher.add(dir);
+      if (dir === folder) schedule();
+    }
+  };
+
+  watcher.on('all', (event, p) => {
+    const abs = resolve(p);
+    if (relevant.has(abs)) schedule();
+    else if (event === 'addDir' && onChain(abs)) void advance();
+    else if (event === 'unlinkDir' && onChain(abs)) {
+      // Gone with the folder: watch it again when it comes back.
+      for (const dir of watched) if (dir === abs || dir.startsWith(abs + sep)) watched.delete(dir);
+      if (folder === abs || folder.startsWith(abs + sep)) schedule();
+    }
   });
   watcher.on('error', (e) => opts.onError?.(e instanceof Error ? e : new Error(String(e))));
 
@@ -81,6 +103,28 @@ export async function watchConfig(path: string, onChange: () => void, opts: Watc
       return closing;
     },
   };
+}
+
+/** `/a/b/c` → [`/a/b/c`, `/a/b`, `/a`, `/`]. */
+function ancestorsOf(dir: string): string[] {
+  const out = [dir];
+  for (let d = dir; dirname(d) !== d; d = dirname(d)) out.push(dirname(d));
+  return out;
+}
+
+/**
+ * The directories worth watching: the folder's parent (so its removal and return
+ * are seen) and the folder, or, while the folder is missing, the nearest ancestor
+ * that exists and the existing ones below it.
+ */
+async function existingTail(chain: readonly string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const dir of chain) {
+    if (!(await isDirectory(dir))) continue;
+    out.push(dir);
+    if (dir !== chain[0]) break;
+  }
+  return out.reverse();
 }
 
 async function isDirectory(path: string): Promise<boolean> {
