@@ -22,11 +22,22 @@ const GET_TIMEOUT_MS = 5_000;
 // Stopping waits for ssh to be gone (TERM, then KILL after a grace period).
 const POST_TIMEOUT_MS = 20_000;
 
+const CAUSES: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  ENOTFOUND: 'unknown host name',
+  EAI_AGAIN: 'host name lookup failed',
+  ETIMEDOUT: 'connection timed out',
+  EHOSTUNREACH: 'host unreachable',
+};
+
+/** Why fetch failed, in words: Node hides the reason in `cause` (or in `cause.errors` for several addresses). */
 function describe(e: unknown): string {
-  const cause = (e as { cause?: { code?: string; message?: string } } | null)?.cause;
-  if (cause?.code) return cause.code;
-  if (e instanceof Error && e.name === 'TimeoutError') return 'no answer in time';
-  return e instanceof Error ? e.message : String(e);
+  if (e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError')) return 'no answer in time';
+  const cause = (e as { cause?: { code?: string; message?: string; errors?: { code?: string }[] } } | null)?.cause;
+  const code = cause?.code ?? cause?.errors?.[0]?.code;
+  if (code) return CAUSES[code] ?? code;
+  return cause?.message ?? (e instanceof Error ? e.message : String(e));
 }
 
 export function createDaemonClient(apiUrl: string, token: string | null, fetchImpl: typeof fetch = fetch): DaemonClient {

@@ -1,15 +1,36 @@
 import { setInterval } from 'node:timers/promises';
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import type { EventsHub } from './events-hub.js';
+import type { StatusRecord } from '../tunnel/status.js';
+import type { DirectionMode } from '../tunnel/spec.js';
+import { describeTunnel } from './describe.js';
+import type { EventsHub, HubMessage } from './events-hub.js';
 
 export interface EventsRoutesDeps {
   hub: EventsHub;
+  mode: DirectionMode;
   /** Aborted when the panel shuts down: open event streams end. */
   shutdown: AbortSignal;
 }
 
 const KEEPALIVE_MS = 15_000;
+
+/** Status records carry their sentence too: the page also lists tunnels the file no longer has. */
+function forPage(m: HubMessage, mode: DirectionMode): unknown {
+  const withWords = (s: StatusRecord) => ({ ...s, description: describeTunnel(s, mode) });
+  switch (m.event) {
+    case 'snapshot':
+      return { ...m.data, statuses: m.data.statuses.map(withWords) };
+    case 'status':
+      return withWords(m.data);
+    case 'reload':
+      return m.data;
+    default: {
+      const never: never = m;
+      return never;
+    }
+  }
+}
 
 /**
  * GET /events for the page: a snapshot (daemon reachable?, every status, the daemon's
@@ -32,7 +53,7 @@ export function createEventsApp(deps: EventsRoutesDeps): Hono {
       const send = (write: () => Promise<unknown>) => {
         chain = chain.then(write).catch(() => ended.abort());
       };
-      const unsubscribe = hub.subscribe((m) => send(() => stream.writeSSE({ event: m.event, data: JSON.stringify(m.data) })));
+      const unsubscribe = hub.subscribe((m) => send(() => stream.writeSSE({ event: m.event, data: JSON.stringify(forPage(m, deps.mode)) })));
       try {
         for await (const _ of setInterval(KEEPALIVE_MS, undefined, { signal })) send(() => stream.write(': keep-alive\n\n'));
       } catch {

@@ -321,10 +321,16 @@ describe('the daemon through the panel', () => {
   });
 
   it('an unreachable daemon is a clear 502', async () => {
-    const client = createDaemonClient('http://user:pw@127.0.0.1:9/', null);
+    const { createServer } = await import('node:net');
+    const srv = createServer();
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+    const closed = (srv.address() as { port: number }).port;
+    await new Promise((r) => srv.close(r));
+    const client = createDaemonClient(`http://user:pw@127.0.0.1:${closed}/`, null);
     const r = await client.get('/status');
     expect(!r.ok && r.error.reason).toBe('unreachable');
-    expect(!r.ok && r.error.message).toContain('http://127.0.0.1:9');
+    expect(!r.ok && r.error.message).toContain(`http://127.0.0.1:${closed}`);
+    expect(!r.ok && r.error.message).toMatch(/connection refused/);
     expect(!r.ok && r.error.message).not.toContain('pw');
   });
 

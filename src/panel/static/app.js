@@ -18,6 +18,7 @@ const state = {
   health: null,
   events: null,
   openLogs: new Set(),
+  logs: new Map(), // hash -> the text last shown, so a redrawn card does not flash 'Loading…'
   editing: null, // { index: number | null, hash: string | null, target: number | null }
 };
 
@@ -57,6 +58,7 @@ async function api(method, path, body) {
   return { ok: res.ok, status: res.status, data };
 }
 
+const sentence = (t) => (t ? t.charAt(0).toUpperCase() + t.slice(1) : '');
 const messageOf = (r) => (r.data && r.data.error && r.data.error.message) || `request failed (${r.status})`;
 
 function toast(text, bad) {
@@ -147,20 +149,23 @@ function badge(status) {
 }
 
 function logsBlock(hash) {
-  const pre = h('pre', { 'data-testid': 'logs' }, 'Loading…');
+  const pre = h('pre', { 'data-testid': 'logs' }, state.logs.get(hash) || 'Loading…');
   const refresh = h('button', { class: 'btn btn-quiet btn-small', type: 'button', onclick: () => loadLogs(hash, pre) }, 'Refresh');
-  const details = h('details', { class: 'logs', ontoggle: () => {
+  const details = h('details', { class: 'logs' }, h('summary', null, 'Recent ssh output'), pre, h('div', { class: 'logs-foot' }, refresh));
+  if (state.openLogs.has(hash)) details.open = true;
+  details.addEventListener('toggle', () => {
     if (details.open) { state.openLogs.add(hash); loadLogs(hash, pre); } else state.openLogs.delete(hash);
-  } }, h('summary', null, 'Recent ssh output'), h('div', { class: 'logs-head' }, refresh), pre);
-  if (state.openLogs.has(hash)) { details.open = true; }
+  });
   return details;
 }
 
 async function loadLogs(hash, pre) {
   const r = await api('GET', `/api/daemon/logs/${hash}`);
-  if (!r.ok) { pre.textContent = messageOf(r); return; }
-  pre.textContent = r.data.lines.length > 0 ? r.data.lines.join('\n') : '(no output yet)';
-  pre.scrollTop = pre.scrollHeight;
+  const text = r.ok ? (r.data.lines.length > 0 ? r.data.lines.join('\n') : '(no output yet)') : messageOf(r);
+  state.logs.set(hash, text);
+  const atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+  pre.textContent = text;
+  if (atEnd) pre.scrollTop = pre.scrollHeight;
 }
 
 function card(entry, stale) {
@@ -200,7 +205,7 @@ function renderBanners() {
   const c = state.config;
   if (!state.daemon.reachable) {
     out.push(h('div', { class: 'banner banner-warn', 'data-testid': 'daemon-banner' },
-      h('strong', null, 'The daemon is not reachable'), state.daemon.message || '',
+      h('strong', null, 'The daemon is not reachable'), sentence(state.daemon.message),
       h('div', { class: 'small' }, 'You can still edit the file; the daemon applies it when it runs.')));
   }
   if (c && c.missing) {
@@ -216,10 +221,13 @@ function renderBanners() {
     out.push(h('div', { class: 'banner banner-warn' }, h('strong', null, 'The daemon reports the config as invalid'), state.health.error || ''));
   }
   if (c && c.not_editable) {
-    out.push(h('div', { class: 'banner banner-warn' }, h('strong', null, 'This file cannot be edited here'), c.not_editable));
+    out.push(h('div', { class: 'banner banner-warn' }, h('strong', null, 'This file cannot be edited here'), sentence(c.not_editable)));
   }
   if (c && c.warnings.length > 0) {
-    out.push(h('div', { class: 'banner banner-info' }, h('strong', null, 'Warnings'), h('ul', null, c.warnings.map((p) => h('li', null, p.message)))));
+    const n = c.warnings.length;
+    out.push(h('details', { class: 'banner banner-info banner-fold' },
+      h('summary', null, `${n} warning${n === 1 ? '' : 's'} about the config file`),
+      h('ul', null, c.warnings.map((p) => h('li', null, p.message)))));
   }
   $('banners').replaceChildren(...out);
 }
@@ -249,7 +257,7 @@ function render() {
   $('stale-section').hidden = stale.length === 0;
   $('stale').replaceChildren(...stale.map((s) => card({
     hash: s.hash, fields: { name: s.name, remote_host: s.remote_host, remote_port: s.remote_port, local_port: s.local_port, direction: s.direction },
-    description: null, interactive: false, status: s,
+    description: s.description, interactive: false, status: s,
   }, true)));
   $('config-path').textContent = c.path;
   $('mode').textContent = state.mode;
@@ -262,12 +270,11 @@ function renderStatus(rec) {
   const entry = c.entries.find((e) => e.hash === rec.hash);
   const old = document.querySelector(`#tunnels [data-hash="${rec.hash}"]`);
   if (!entry || !old) { render(); return; }
-  old.replaceWith(card(entry, false));
+  const fresh = card(entry, false);
+  old.replaceWith(fresh);
   renderDaemonState();
-  if (state.openLogs.has(rec.hash)) {
-    const pre = document.querySelector(`#tunnels [data-hash="${rec.hash}"] pre`);
-    if (pre) loadLogs(rec.hash, pre);
-  }
+  const pre = state.openLogs.has(rec.hash) ? fresh.querySelector('pre') : null;
+  if (pre) loadLogs(rec.hash, pre);
 }
 
 setInterval(() => {

@@ -1,0 +1,306 @@
+// The web panel in a real headless Chromium, against the built daemon and a real
+// sshd: live status, start/stop, add/edit/delete through the form, inline errors,
+// conflicts with an edit on disk, login, and screenshots at phone and desktop width
+// saved to test-artifacts/ for a person to look at.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, echoServer, MAIN, port, REPO, roundTrip, sshd, startDaemon, type Daemon, type Sshd } from './daemon-harness.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = join(REPO, 'test-artifacts');
+const run = promisify(execFile);
+
+interface Panel {
+  url: string;
+  child: ChildProcess;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+async function startPanelProcess(d: Daemon, sshConfigPath: string, env: Record<string, string> = {}): Promise<Panel> {
+  const p = await port();
+  let out = '';
+  const child = spawn(
+    process.execPath,
+    [MAIN, 'panel', '--listen', `127.0.0.1:${p}`, '--config', d.configPath, '--api', `http://127.0.0.1:${d.apiPort}`, '--ssh-config', sshConfigPath, '--state-dir', join(d.dir, 'panel-state')],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PANEL_TOKEN: '', TUNNEL_API_TOKEN: '', ...env } },
+  );
+  child.stdout!.on('data', (b) => (out += String(b)));
+  child.stderr!.on('data', (b) => (out += String(b)));
+  const url = `http://127.0.0.1:${p}`;
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the panel exited (${child.exitCode}):\n${out}`);
+    const ok = await fetch(`${url}/`).then((r) => r.ok, () => false);
+    if (ok) break;
+    if (Date.now() > deadline) throw new Error(`the panel did not answer:\n${out}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    child,
+    output: () => out,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+const entry = (name: string, remote: string | number, local: string | number, direction: string) =>
+  `  - name: ${name}\n    remote_host: testhost\n    remote_port: ${typeof remote === 'number' ? remote : `"${remote}"`}\n    local_port: ${local}\n    direction: ${direction}\n`;
+
+describe('the web panel in Chromium', () => {
+  let server: Sshd;
+  let echo: { close(): Promise<void> };
+  let echoPort: number;
+  let d: Daemon;
+  let panel: Panel;
+  let browser: Browser;
+  let page: Page;
+  let bringPort: number;
+  let exposePort: number;
+  let addPort: number;
+  const consoleErrors: string[] = [];
+
+  const file = () => readFileSync(d.configPath, 'utf8');
+  const card = (name: string) => page.locator(`#tunnels [data-testid="tunnel"][data-name="${name}"]`);
+  const badge = (name: string) => card(name).locator('[data-testid="status"]');
+  const hashOf = async (name: string) => (await card(name).getAttribute('data-hash')) as string;
+  const cli = (...args: string[]) => run(process.execPath, [CLI, '--socket', d.socketPath, ...args], { timeout: 20_000 });
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    server = await sshd();
+    echoPort = await port();
+    echo = await echoServer(echoPort);
+    bringPort = await port();
+    exposePort = await port();
+    addPort = await port();
+    const config =
+      '# Tunnels of the lab (kept by every save)\n' +
+      'tunnels:\n' +
+      '  # the echo service, brought here\n' +
+      entry('bring', echoPort, bringPort, 'remote_to_local').replace('direction: remote_to_local', 'direction: remote_to_local   # -L in default mode') +
+      '    owner: lab-team\n' +
+      '\n' +
+      '  # the echo service, exposed on the server\n' +
+      entry('expose', `127.0.0.1:${exposePort}`, echoPort, 'local_to_remote') +
+      '# end of tunnels\n';
+    d = await startDaemon({ config, sshConfigPath: server.sshConfigPath });
+    await d.waitState('bring', 'RUNNING');
+    await d.waitState('expose', 'RUNNING');
+    panel = await startPanelProcess(d, server.sshConfigPath);
+    // launch() gives every run a fresh temporary profile (user-data-dir).
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic'],
+    });
+    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    page.on('console', (m) => {
+      // The 400 and 409 answers the tests provoke are logged by Chromium too; only script errors count.
+      if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) consoleErrors.push(m.text());
+    });
+    page.on('pageerror', (e) => consoleErrors.push(String(e)));
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await panel?.stop();
+    await d?.cleanup();
+    await echo?.close();
+    await server?.stop();
+  });
+
+  it('shows every tunnel with its direction in words and live RUNNING status', async () => {
+    await page.goto(panel.url);
+    await expect.poll(() => page.locator('[data-testid="tunnel"]').count()).toBe(2);
+    await expect.poll(() => badge('bring').textContent()).toBe('Running');
+    await expect.poll(() => badge('expose').textContent()).toBe('Running');
+    expect(await card('bring').locator('[data-testid="description"]').textContent()).toBe(`bring testhost:${echoPort} to local :${bringPort}`);
+    expect(await card('expose').locator('[data-testid="description"]').textContent()).toBe(`expose local :${echoPort} on testhost:${exposePort} (bound to 127.0.0.1)`);
+    expect(await page.locator('#daemon-state').textContent()).toContain('daemon connected');
+    const html = await page.content();
+    expect(html).not.toContain('TUNNEL_API_TOKEN=');
+  });
+
+  it('a tunnel stopped from the CLI turns STOPPED on the page without a reload; Start brings it back', async () => {
+    const hash = await hashOf('bring');
+    expect(hash).toMatch(/^[0-9a-f]{32}$/);
+    await page.evaluate(() => ((window as unknown as { marker: number }).marker = 42));
+    await cli('stop-tunnel', hash);
+    await expect.poll(() => badge('bring').textContent(), { timeout: 10_000 }).toBe('Stopped');
+    // The same page, not a reload: the marker set above is still there.
+    expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(42);
+    await card('bring').getByRole('button', { name: 'Start' }).click();
+    await expect.poll(() => badge('bring').textContent(), { timeout: 15_000 }).toBe('Running');
+    expect(await roundTrip(bringPort, 'after restart')).toBe('after restart');
+  });
+
+  it('shows the recent ssh output of a tunnel', async () => {
+    await card('bring').locator('summary').click();
+    await expect.poll(() => card('bring').locator('[data-testid="logs"]').textContent(), { timeout: 10_000 }).toMatch(/\w/);
+    expect(await card('bring').locator('[data-testid="logs"]').textContent()).not.toBe('Loading…');
+  });
+
+  it('adding a tunnel through the form writes the file, keeps its comments, and the daemon starts it', async () => {
+    const before = file();
+    await page.getByRole('button', { name: 'Add tunnel' }).click();
+    await expect.poll(() => page.locator('#editor').isVisible()).toBe(true);
+    // remote_host suggestions come from the SSH config's Host entries.
+    await expect.poll(() => page.locator('#ssh-hosts option').evaluateAll((o) => o.map((x) => (x as HTMLOptionElement).value))).toEqual(['badkey', 'testhost']);
+    await page.fill('#f-name', 'added');
+    await page.check('input[name="direction"][value="remote_to_local"]');
+    await page.fill('#f-remote_host', 'testhost');
+    await page.fill('#f-remote_port', String(echoPort));
+    await page.fill('#f-local_port', `127.0.0.1:${addPort}`);
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: join(ARTIFACTS, 'panel-form-390.png') });
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => page.locator('#editor').isVisible()).toBe(false);
+    const after = file();
+    expect(after).toContain('- name: added');
+    expect(after).toContain(`local_port: 127.0.0.1:${addPort}`);
+    for (const line of before.split('\n').filter((l) => l.includes('#'))) expect(after).toContain(line.trim().replace(/\s+#/, ' #'));
+    expect(after).toContain('owner: lab-team');
+    await expect.poll(() => page.locator('[data-testid="tunnel"]').count(), { timeout: 10_000 }).toBe(3);
+    await expect.poll(() => badge('added').textContent(), { timeout: 20_000 }).toBe('Running');
+    expect(await roundTrip(addPort, 'through the new tunnel')).toBe('through the new tunnel');
+    // A backup of the previous text exists outside the config folder.
+    expect(readdirSync(join(d.dir, 'panel-state', 'panel-backups'))).toHaveLength(1);
+    expect(readdirSync(join(d.dir, 'config'))).toEqual(['config.yaml']);
+  });
+
+  it('an invalid port is shown next to its field and the file is not touched', async () => {
+    const before = file();
+    await page.getByRole('button', { name: 'Add tunnel' }).click();
+    await page.fill('#f-name', 'broken');
+    await page.fill('#f-remote_host', 'testhost');
+    await page.fill('#f-remote_port', '22');
+    await page.fill('#f-local_port', '70000');
+    await page.getByRole('button', { name: 'Save' }).click();
+    const error = page.locator('#err-local_port');
+    await expect.poll(() => error.isVisible()).toBe(true);
+    expect(await error.textContent()).toMatch(/70000/);
+    expect(await page.locator('#f-local_port').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('#err-remote_port').isVisible()).toBe(false);
+    expect(await page.locator('#editor').isVisible()).toBe(true);
+    await page.screenshot({ path: join(ARTIFACTS, 'panel-error-1280.png') });
+    expect(file()).toBe(before);
+    await page.getByRole('button', { name: 'Cancel' }).click();
+  });
+
+  it('an edit on disk while the form is open is a conflict: shown, nothing lost, then resolved', async () => {
+    await card('expose').getByRole('button', { name: 'Edit' }).click();
+    await page.fill('#f-name', 'expose-renamed');
+    // Someone edits the file by hand meanwhile (another tunnel, and a new comment).
+    const onDisk = file().replace('# end of tunnels', '# end of tunnels (edited by hand)').replace('- name: added', '- name: added-by-hand');
+    d.writeConfig(onDisk);
+    await page.getByRole('button', { name: 'Save' }).click();
+    const conflict = page.locator('#conflict');
+    await expect.poll(() => conflict.isVisible()).toBe(true);
+    expect(await conflict.textContent()).toMatch(/changed on disk/);
+    expect(await conflict.textContent()).toMatch(/unchanged on disk/);
+    expect(await page.inputValue('#f-name')).toBe('expose-renamed');
+    expect(file()).toBe(onDisk);
+    await page.screenshot({ path: join(ARTIFACTS, 'panel-conflict-1280.png') });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: join(ARTIFACTS, 'panel-conflict-390.png') });
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await conflict.getByRole('button', { name: 'Save my version' }).click();
+    await expect.poll(() => page.locator('#editor').isVisible()).toBe(false);
+    const merged = file();
+    expect(merged).toContain('- name: expose-renamed');
+    expect(merged).toContain('- name: added-by-hand');
+    expect(merged).toContain('# end of tunnels (edited by hand)');
+    await expect.poll(() => badge('expose-renamed').textContent(), { timeout: 20_000 }).toBe('Running');
+  });
+
+  it('a conflicting edit of the same tunnel shows both versions side by side', async () => {
+    await card('added-by-hand').getByRole('button', { name: 'Edit' }).click();
+    await page.fill('#f-remote_port', '2222');
+    d.writeConfig(file().replace(`local_port: 127.0.0.1:${addPort}`, `local_port: 127.0.0.1:${addPort + 1}`));
+    await page.getByRole('button', { name: 'Save' }).click();
+    const conflict = page.locator('#conflict');
+    await expect.poll(() => conflict.isVisible()).toBe(true);
+    expect(await conflict.textContent()).toMatch(/was changed on disk/);
+    expect(await conflict.textContent()).toContain(`127.0.0.1:${addPort + 1}`);
+    expect(await conflict.textContent()).toContain('2222');
+    await conflict.getByRole('button', { name: 'Discard mine, load the file' }).click();
+    await expect.poll(() => page.locator('#editor').isVisible()).toBe(false);
+    expect(file()).toContain(`local_port: 127.0.0.1:${addPort + 1}`);
+  });
+
+  it('deleting a tunnel removes it from the file and the daemon stops it', async () => {
+    await card('added-by-hand').getByRole('button', { name: 'Edit' }).click();
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.locator('#confirm').getByRole('button', { name: 'Delete' }).click();
+    await expect.poll(() => card('added-by-hand').count(), { timeout: 10_000 }).toBe(0);
+    expect(file()).not.toContain('added-by-hand');
+    expect(file()).toContain('# Tunnels of the lab (kept by every save)');
+    await d.waitFor('the tunnel gone from /status', async () => !(await d.json<{ name: string }[]>('/status')).some((s) => s.name === 'added-by-hand'));
+  });
+
+  it('an invalid file on disk is shown with line and column while the last good config keeps running', async () => {
+    const good = file();
+    d.writeConfig(good.replace(`local_port: ${bringPort}`, 'local_port: 99999'));
+    const banner = page.locator('[data-testid="config-invalid"]');
+    await expect.poll(() => banner.isVisible(), { timeout: 10_000 }).toBe(true);
+    expect(await banner.textContent()).toMatch(/line \d+, column \d+: tunnels\[0\]\.local_port: expected .*found "?99999/);
+    expect(await badge('bring').textContent()).toBe('Not applied');
+    // The daemon still runs the old entry; the page lists it apart.
+    await expect.poll(() => page.locator('#stale [data-testid="tunnel"]').count()).toBe(1);
+    expect(await page.locator('#stale [data-testid="description"]').textContent()).toBe(`bring testhost:${echoPort} to local :${bringPort}`);
+    await page.evaluate(() => {
+      document.getElementById('toasts')?.replaceChildren();
+      window.scrollTo(0, 0);
+    });
+    await page.screenshot({ path: join(ARTIFACTS, 'panel-invalid-1280.png'), fullPage: true });
+    d.writeConfig(good);
+    await expect.poll(() => banner.count(), { timeout: 10_000 }).toBe(0);
+  });
+
+  it('screenshots at 390 px and 1280 px', async () => {
+    await expect.poll(() => badge('bring').textContent(), { timeout: 15_000 }).toBe('Running');
+    await page.evaluate(() => {
+      document.getElementById('toasts')?.replaceChildren();
+      window.scrollTo(0, 0);
+    });
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.screenshot({ path: join(ARTIFACTS, 'panel-1280.png'), fullPage: true });
+    await page.setViewportSize({ width: 390, height: 844 });
+    // Nothing wider than the phone's screen.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await page.screenshot({ path: join(ARTIFACTS, 'panel-390.png'), fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 800 });
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it('with PANEL_TOKEN the page asks for the password first', async () => {
+    const guarded = await startPanelProcess(d, server.sshConfigPath, { PANEL_TOKEN: 'correct horse battery' });
+    const p2 = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    try {
+      await p2.goto(guarded.url);
+      await expect.poll(() => p2.locator('#login').isVisible()).toBe(true);
+      await p2.fill('#password', 'wrong');
+      await p2.getByRole('button', { name: 'Log in' }).click();
+      await expect.poll(() => p2.locator('#login-error').textContent()).toBe('wrong password');
+      await p2.screenshot({ path: join(ARTIFACTS, 'panel-login-390.png') });
+      await p2.fill('#password', 'correct horse battery');
+      await p2.getByRole('button', { name: 'Log in' }).click();
+      await expect.poll(() => p2.locator('[data-testid="tunnel"]').count()).toBe(2);
+      const cookies = await p2.context().cookies();
+      expect(cookies.find((c) => c.name === 'tm_panel_session')).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+    } finally {
+      await p2.close();
+      await guarded.stop();
+    }
+  });
+});
