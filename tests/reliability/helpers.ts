@@ -177,6 +177,28 @@ export async function holdPort(p: number, host = '127.0.0.1', reply = 'other'): 
   };
 }
 
+/** A TCP echo server on host:port (the e2e harness's echo binds 127.0.0.1 only). */
+export async function echoOn(p: number, host: string): Promise<{ close(): Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  const srv = net.createServer((s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+    s.on('error', () => undefined);
+    s.pipe(s);
+  });
+  await new Promise<void>((resolve, reject) => {
+    srv.once('error', reject);
+    srv.listen(p, host, () => resolve());
+  });
+  return {
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        srv.close(() => r());
+      }),
+  };
+}
+
 /** Upper bound for ssh to notice a silent server: ServerAliveInterval × (CountMax + 1), plus a margin for a busy machine. */
 export function detectionBoundMs(interval: number, countMax: number, marginMs = 6_000): number {
   return interval * (countMax + 1) * 1000 + marginMs;
