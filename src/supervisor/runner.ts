@@ -8,7 +8,7 @@ import type { Clock } from './clock.js';
 import type { Probe, ProbeTarget } from './probe.js';
 import { LineRing } from './ring.js';
 import type { SpawnSpacer } from './spacing.js';
-import { isEstablishedLine, keepInLog } from './ssh-output.js';
+import { isEstablishedLine, isLoggedInLine, keepInLog } from './ssh-output.js';
 import { terminate, type ChildExit, type SshChild, type SpawnSsh } from './ssh-process.js';
 
 /** Everything needed to run one tunnel, worked out by the supervisor from the spec and `ssh -G`. */
@@ -23,7 +23,7 @@ export interface TunnelPlan {
   sshEndpoint: { host: string; port: number } | null;
   /** For -L: our listening address, probed while it is busy. */
   localBind: { host: string; port: number } | null;
-  /** Spawns with the same key are spaced (see SpawnSpacer). */
+  /** Spawns with the same key are paced (see SpawnSpacer). */
   spacingKey: string;
   /** Kill and retry an attempt whose forward is not established by then. */
   startTimeoutMs: number;
@@ -282,15 +282,20 @@ export class Runner {
     const { clock, spacer, spawn, registry } = this.deps;
     const { signal } = attempt.ctrl;
     const plan = this.plan;
-    const slot = spacer.reserve(plan.spacingKey);
-    if (slot > 0 && !(await clock.sleep(slot, signal))) return;
-    if (signal.aborted) return;
+    const release = await spacer.acquire(plan.spacingKey, signal);
+    if (release === null) return;
+    // The host's slot is freed at login, or when the attempt ends without one.
+    signal.addEventListener('abort', release, { once: true });
 
     const lines = new LineRing(ATTEMPT_LINES);
     const child = spawn(plan.file, plan.args, (line) => {
       lines.push(line);
       if (keepInLog(line)) this.ring.push(line);
-      if (isEstablishedLine(line, plan.flag)) this.dispatch({ type: 'established', attempt });
+      if (isLoggedInLine(line)) release();
+      if (isEstablishedLine(line, plan.flag)) {
+        release();
+        this.dispatch({ type: 'established', attempt });
+      }
     });
     this.lastSpawnAt = clock.now();
     if (child.pid !== null) registry.add(child.pid, [plan.file, ...plan.args]);
@@ -301,6 +306,7 @@ export class Runner {
     });
 
     const exit = await child.exited;
+    release();
     if (child.pid !== null) registry.remove(child.pid);
     this.dispatch({ type: 'exited', attempt, child, exit, lines: lines.toArray() });
   }

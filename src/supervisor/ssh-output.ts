@@ -17,6 +17,11 @@ export function isEstablishedLine(line: string, flag: '-L' | '-R'): boolean {
     : line.startsWith('debug1: remote forward success for: listen ');
 }
 
+/** ssh's INFO line once authentication succeeded: the server no longer counts it against MaxStartups. */
+export function isLoggedInLine(line: string): boolean {
+  return line.startsWith('Authenticated to ');
+}
+
 // The few debug lines that tell the story of an attempt; the rest is noise that would
 // push the useful lines out of a small ring buffer.
 const MILESTONES = /^debug1: (Connecting to |connect to address |Connection established\.|Local connections to |Remote connections from |Entering interactive session\.|remote forward (success|failure) for: )/;

@@ -41,6 +41,8 @@ const DEFAULTS = {
   unprobedCapMs: 4_000,
   probeIntervalMs: 250,
   spawnGapMs: 100,
+  // Below sshd's default MaxStartups start (10), leaving room for other clients.
+  maxLoginsInFlight: 4,
   logLines: 200,
 };
 
@@ -87,7 +89,7 @@ class Supervisor implements SupervisorApi {
       clock,
       spawn: opts.spawn ?? execaSpawn,
       probe: opts.probe ?? tcpProbe,
-      spacer: new SpawnSpacer(clock, DEFAULTS.spawnGapMs),
+      spacer: new SpawnSpacer(clock, DEFAULTS.spawnGapMs, DEFAULTS.maxLoginsInFlight),
       registry,
       policy: { ...DEFAULT_BACKOFF, ...opts.policy },
       unprobedCapMs: DEFAULTS.unprobedCapMs,

@@ -73,12 +73,44 @@ describe('spacing', () => {
     expect(spacingKey('bastion')).toBe('bastion');
   });
 
-  it('books slots 100 ms apart per host', () => {
+  it('books spawns 100 ms apart per host', async () => {
     const clock = new ManualClock();
-    const s = new SpawnSpacer(clock, 100);
-    expect([s.reserve('a'), s.reserve('a'), s.reserve('b'), s.reserve('a')]).toEqual([0, 100, 0, 200]);
-    clock.t += 1_000;
-    expect(s.reserve('a')).toBe(0);
+    const s = new SpawnSpacer(clock, 100, 10);
+    const never = new AbortController().signal;
+    const t0 = clock.t;
+    const times: Record<string, number[]> = { a: [], b: [] };
+    for (const host of ['a', 'a', 'b', 'a']) void s.acquire(host, never).then(() => times[host]?.push(clock.t - t0));
+    await clock.advance(1_000);
+    expect(times).toEqual({ a: [0, 100, 200], b: [0] });
+  });
+
+  it('lets at most maxInFlight attempts per host wait for their login; a release hands the slot on', async () => {
+    const clock = new ManualClock();
+    const s = new SpawnSpacer(clock, 0, 2);
+    const never = new AbortController().signal;
+    const got: Array<() => void> = [];
+    for (let i = 0; i < 4; i++) void s.acquire('h', never).then((r) => r && got.push(r));
+    await clock.advance(0);
+    expect(got).toHaveLength(2);
+    got[0]?.();
+    got[0]?.();
+    await clock.advance(0);
+    expect(got).toHaveLength(3);
+    got[1]?.();
+    await clock.advance(0);
+    expect(got).toHaveLength(4);
+  });
+
+  it('an aborted wait gives up its place', async () => {
+    const clock = new ManualClock();
+    const s = new SpawnSpacer(clock, 0, 1);
+    const first = await s.acquire('h', new AbortController().signal);
+    const ctrl = new AbortController();
+    const waiting = s.acquire('h', ctrl.signal);
+    ctrl.abort();
+    expect(await waiting).toBeNull();
+    first?.();
+    expect(await s.acquire('h', new AbortController().signal)).not.toBeNull();
   });
 });
 

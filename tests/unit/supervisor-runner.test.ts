@@ -182,6 +182,21 @@ describe('starting', () => {
     expect(h.children).toHaveLength(1);
     expect(b.status().status).toBe('STOPPED');
   });
+
+  it('holds back a fifth login to one host until an earlier one has authenticated', async () => {
+    const clock = new ManualClock();
+    const h = harness(new SpawnSpacer(clock, 100, 4), clock);
+    const runners = Array.from({ length: 6 }, (_, i) => h.runner(plan({}, `r${i}`)));
+    for (const r of runners) r.start({ restart: false });
+    await clock.advance(2_000);
+    expect(h.children).toHaveLength(4);
+    h.children[0]?.say('Authenticated to 10.0.0.1 ([10.0.0.1]:22) using "publickey".');
+    await clock.advance(200);
+    expect(h.children).toHaveLength(5);
+    h.children[1]?.exit(255);
+    await clock.advance(200);
+    expect(h.children).toHaveLength(6);
+  });
 });
 
 describe('failures', () => {
