@@ -1,3 +1,5 @@
+import { checkListenSecurity, isLoopback, parseListen } from '../api/listen.js';
+export { isLoopback, parseListen } from '../api/listen.js';
 import { err, ok, type Result } from '../result.js';
 import { DIRECTION_MODES, type DirectionMode } from '../tunnel/spec.js';
 
@@ -60,21 +62,6 @@ const DEFAULT_LISTEN = '127.0.0.1:8080';
 const DEFAULT_PANEL_LISTEN = '127.0.0.1:5000';
 const DEFAULT_API_URL = 'http://127.0.0.1:8080';
 
-/** `127.0.0.1:8080`, `[::1]:8080`, `localhost:8080`, `0.0.0.0:8080`. */
-export function parseListen(text: string): Result<HostPort, string> {
-  const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(text);
-  const port = m ? Number(m[3]) : NaN;
-  if (!m || !(port >= 0 && port <= 65535)) {
-    return err(`expected HOST:PORT such as 127.0.0.1:8080 or [::1]:8080, found ${JSON.stringify(text)}`);
-  }
-  return ok({ host: (m[1] ?? m[2]) as string, port });
-}
-
-/** Loopback addresses may be served without a token. */
-export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
-}
-
 function pick(flags: Flags, flag: string, env: Env, variable: string | null): string | undefined {
   const f = flags[flag];
   if (typeof f === 'string' && f !== '') return f;
@@ -115,11 +102,8 @@ export function daemonSettings(flags: Flags, env: Env, account: Account): Result
   const problems: string[] = [];
   const listen = readListen(flags, env, 'TUNNEL_API_LISTEN', DEFAULT_LISTEN, problems);
   const tokens = readTokens(env.TUNNEL_API_TOKEN);
-  if (!isLoopback(listen.host) && tokens === null) {
-    problems.push(
-      `refusing to listen on ${listen.host}:${listen.port} without TUNNEL_API_TOKEN: anyone who can reach it could control the tunnels; set TUNNEL_API_TOKEN or listen on 127.0.0.1`,
-    );
-  }
+  const secure = checkListenSecurity(listen, tokens);
+  if (!secure.ok) problems.push(secure.error);
   const settings: DaemonSettings = {
     configPath: pick(flags, 'config', env, 'TUNNEL_CONFIG') ?? DEFAULT_CONFIG,
     listen,
