@@ -155,6 +155,11 @@ export function loginAttempts(sshdLog: string): number {
   return (sshdLog.match(/^Connection from \S+ port \d+ on /gm) ?? []).length;
 }
 
+/** Logins sshd turned away after the client offered its key(s) (VERBOSE log). */
+export function authRejections(sshdLog: string): number {
+  return (sshdLog.match(/^Connection closed by authenticating user /gm) ?? []).length;
+}
+
 /** A TCP server that holds a port and answers `reply` to anything (a stand-in for another program). */
 export async function holdPort(p: number, host = '127.0.0.1', reply = 'other'): Promise<{ close(): Promise<void> }> {
   const sockets = new Set<net.Socket>();
