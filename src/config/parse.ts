@@ -30,14 +30,7 @@ export function parseConfigText(text: string, opts: ParseOptions = {}): LoadResu
 
   const guard = guardLimits(text);
   if (guard !== null) {
-    let at = { line: 0, column: 0 };
-    if (guard.offset !== null) {
-      // Positions need the line starts; counting them is as cheap as the guard was.
-      let line = 1;
-      let lineStart = 0;
-      for (let i = text.indexOf('\n'); i !== -1 && i < guard.offset; i = text.indexOf('\n', i + 1)) { line++; lineStart = i + 1; }
-      at = { line, column: guard.offset - lineStart + 1 };
-    }
+    const at = guard.offset === null ? { line: 0, column: 0 } : positionIn(text, guard.offset);
     return invalid([{ ...at, field: FILE, expected: guard.expected, found: guard.found }]);
   }
 
@@ -53,7 +46,7 @@ export function parseConfigText(text: string, opts: ParseOptions = {}): LoadResu
     if (e.code === 'DUPLICATE_KEY') tree.errors.push(duplicateKeyProblem(tree, doc, e));
     else tree.errors.push({ ...tree.position(e.pos[0]), field: FILE, expected: 'valid YAML', found: firstLine(e.message) });
   }
-  for (const w of doc.warnings) tree.warnings.push({ ...tree.position(w.pos[0]), field: FILE, expected: 'YAML without surprises', found: firstLine(w.message) });
+  for (const w of doc.warnings) tree.warnings.push({ ...tree.position(w.pos[0]), field: FILE, expected: 'plain YAML (no custom tags)', found: firstLine(w.message) });
   // A syntax error leaves a partial tree; checking its fields would only add noise.
   // Duplicate keys leave a whole tree, so the rest is checked too.
   if (doc.errors.some((e) => e.code !== 'DUPLICATE_KEY')) return invalid(tree.errors);
@@ -81,6 +74,17 @@ export function formatProblem(p: ConfigProblem): string {
 
 function invalid(problems: ConfigProblem[]): LoadResult {
   return { kind: 'invalid', problems: [...problems].sort(byPosition) };
+}
+
+/** 1-based line and column of an offset, for text the YAML parser has not seen. */
+function positionIn(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = text.indexOf('\n'); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) {
+    line++;
+    lineStart = i + 1;
+  }
+  return { line, column: offset - lineStart + 1 };
 }
 
 function firstLine(message: string): string {

@@ -13,6 +13,7 @@ export const DEFAULT_NAME = 'unnamed';
 const MAX_NAME = 128;
 const ENTRY_EXPECTED = 'a tunnel: a map with remote_host, remote_port, local_port and direction';
 const MISSING = 'nothing (the field is missing)';
+const MERGE_KEY = '<<';
 
 /** A validated entry with the nodes later checks (duplicates, listen conflicts) point at. */
 export interface TunnelEntry {
@@ -50,6 +51,10 @@ export function readTunnel(
     const key = keyText(tree.deref(pair.key));
     if (key === null) {
       tree.error(pair.key, path, 'a field name as the key', describe(tree.deref(pair.key)));
+    } else if (key === MERGE_KEY) {
+      // YAML 1.2 has no merge keys; read as an unknown key, it would only leave the
+      // fields it was meant to bring looking "missing".
+      tree.error(pair.key, child(path, key), 'the fields written out in the entry (YAML merge keys "<<" are not supported)', quote(key));
     } else if (!isKnown(key)) {
       tree.warn(pair.key, child(path, key), `one of the tunnel fields ${TUNNEL_FIELDS.join(', ')}`, `${quote(key)}, an unknown key (kept as written, not used)`);
     } else if (!fields.has(key)) {

@@ -244,6 +244,17 @@ describe('structure', () => {
     expect(ps[0]!.field).toBe('(file)');
   });
 
+  test('a YAML merge key (<<) is refused by name, not reported as fields missing', () => {
+    const ps = problems(`defaults: &d { remote_host: h, direction: remote_to_local }
+tunnels:
+  - <<: *d
+    remote_port: 1
+    local_port: 2
+`);
+    expect(ps[0]).toMatchObject({ line: 3, column: 5, field: 'tunnels[0]["<<"]' });
+    expect(ps[0]!.expected).toContain('merge keys');
+  });
+
   test('keys that are not names are refused', () => {
     expect(problems('? [a, b]\n: 1\n')[0]).toMatchObject({ line: 1, field: '(file)', found: 'a list' });
   });
