@@ -2,7 +2,7 @@
 // watch it, back off and retry, stop. The whole lifecycle is one state machine.
 import type { TunnelSpec } from '../tunnel/spec.js';
 import type { LastExit, StatusRecord, TunnelState } from '../tunnel/status.js';
-import { FRESH_COUNTERS, onEstablished, planRetry, type BackoffPolicy, type RetryCounters } from './backoff.js';
+import { earliestLogin, FRESH_COUNTERS, onEstablished, planRetry, type BackoffPolicy, type RetryCounters } from './backoff.js';
 import { classifyExit, spawnFailure, startTimeoutFailure, type Failure } from './classify.js';
 import type { Clock } from './clock.js';
 import type { Probe, ProbeTarget } from './probe.js';
@@ -500,8 +500,8 @@ export class Runner {
     }
     while (clock.now() < until) {
       if (await probe(target, signal)) {
-        const earliest = this.lastSpawnAt === null ? clock.now() : this.lastSpawnAt + policy.minLoginIntervalMs;
-        if (!(await clock.sleep(Math.max(0, earliest - clock.now()), signal))) return;
+        const now = clock.now();
+        if (!(await clock.sleep(earliestLogin(now, this.lastSpawnAt, policy) - now, signal))) return;
         break;
       }
       if (signal.aborted) return;
