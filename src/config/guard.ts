@@ -96,7 +96,7 @@ function nestingBreach(text: string): GuardFailure | null {
         break;
       case 'anchor':
       case 'tag':
-        atLineStart = false;
+        // Properties belong to the node that follows; it is counted where it starts.
         break;
       default:
         if (flowDepth === 0 && (atLineStart || nodeExpected)) blockNode(column);

@@ -33,6 +33,7 @@ describe('nesting is refused before the parser can exhaust memory', () => {
     ['100,000 compact sequences', `${'- '.repeat(100_000)}x\n`],
     ['100,000 explicit keys', `${'? '.repeat(100_000)}x\n`],
     ['deep indentation', Array.from({ length: 1000 }, (_, i) => `${' '.repeat(i)}a:`).join('\n')],
+    ['deep indentation behind anchors and tags', Array.from({ length: 1000 }, (_, i) => `${' '.repeat(i)}&a${i} !t a:`).join('\n')],
     // A quote inside a plain scalar is text; it must not hide what follows from the guard.
     ["an apostrophe in a plain scalar, then 100,000 [", `name: it's\nx: ${'['.repeat(100_000)}`],
     ['a # inside a plain scalar, then 100,000 [', `name: a#b\nx: ${'['.repeat(100_000)}`],
