@@ -4,6 +4,7 @@
 // deadline that name what they waited for, and readers of /proc and sshd's log.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import type { Daemon } from '../e2e/daemon-harness.js';
 
@@ -127,13 +128,28 @@ export function argvOf(pid: number): string[] | null {
   }
 }
 
+/** True while the process runs (a zombie, whose parent has not reaped it yet, counts as gone). */
 export function isAlive(pid: number): boolean {
   try {
-    process.kill(pid, 0);
-    return true;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^\d+ \(.*\) Z /s.test(stat);
   } catch {
     return false;
   }
+}
+
+/** An HTTP request over a unix socket (Node's fetch cannot reach one). */
+export function socketRequest(socketPath: string, method: string, path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ socketPath, method, path }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 /** Direct children of `pid`. */
