@@ -56,12 +56,13 @@ export function createEngine(opts: EngineOptions): Engine {
           added: [],
           removed: [],
           unchanged: current.tunnels.map((t) => t.hash),
+          changed: [],
         };
         break;
       case 'invalid': {
         const error = load.problems.map(formatProblem).join('\n');
         health = { ...health, missing: false, valid: false, error, problems: load.problems, loaded_at: at };
-        record = { type: 'reload', at, ok: false, error, added: [], removed: [], unchanged: current.tunnels.map((t) => t.hash) };
+        record = { type: 'reload', at, ok: false, error, added: [], removed: [], unchanged: current.tunnels.map((t) => t.hash), changed: [] };
         break;
       }
       case 'ok': {
@@ -76,7 +77,7 @@ export function createEngine(opts: EngineOptions): Engine {
           warnings: load.warnings.map(formatProblem),
           loaded_at: at,
         };
-        record = { type: 'reload', at, ok: true, error: null, ...report };
+        record = { type: 'reload', at, ok: true, error: null, ...report, changed: report.changed ?? [] };
         break;
       }
       default: {

@@ -28,6 +28,8 @@ export interface ReloadRecord {
   added: string[];
   removed: string[];
   unchanged: string[];
+  /** Same hash, other ssh_options: restarted. */
+  changed: string[];
 }
 
 export type EngineEvent = ReloadRecord;
