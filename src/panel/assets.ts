@@ -12,6 +12,11 @@ export const STATIC_DIR = fileURLToPath(new URL('../../src/panel/static/', impor
 const FILES: Record<string, string> = {
   'index.html': 'text/html; charset=utf-8',
   'app.js': 'text/javascript; charset=utf-8',
+  'api.js': 'text/javascript; charset=utf-8',
+  'dom.js': 'text/javascript; charset=utf-8',
+  'editor.js': 'text/javascript; charset=utf-8',
+  'list.js': 'text/javascript; charset=utf-8',
+  'state.js': 'text/javascript; charset=utf-8',
   'style.css': 'text/css; charset=utf-8',
   'icon.svg': 'image/svg+xml',
 };

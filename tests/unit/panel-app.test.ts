@@ -113,8 +113,8 @@ describe('the page and its headers', () => {
     expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
     expect(res.headers.get('x-frame-options')).toBe('DENY');
     const html = await res.text();
-    expect(html).toContain('<script src="/app.js"');
-    for (const asset of ['/app.js', '/style.css', '/icon.svg']) expect((await s.req('GET', asset)).status).toBe(200);
+    expect(html).toContain('<script type="module" src="/app.js">');
+    for (const asset of ['/app.js', '/api.js', '/dom.js', '/editor.js', '/list.js', '/state.js', '/style.css', '/icon.svg']) expect((await s.req('GET', asset)).status).toBe(200);
   });
 
   it('answers only to loopback host names without a password (DNS rebinding)', async () => {
