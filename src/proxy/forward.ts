@@ -38,6 +38,8 @@ export function forwardChat(f: Forward): void {
   let eventStream = false;
   let atEventBoundary = true;
   let clientBlocked = false;
+  // Whether a body byte went to the client (the head goes with the first one).
+  let wrote = false;
   // An error answer held back until complete, so that the upstream key can be blanked out of it.
   let held: { status: number; rawHeaders: string[]; chunks: Buffer[]; size: number } | null = null;
   const started = Date.now();
@@ -64,8 +66,10 @@ export function forwardChat(f: Forward): void {
     }
     eventStream = isEventStream(rawHeaders);
     res.writeHead(status, clientHeaders(rawHeaders, requestId));
-    // The client learns the stream has begun even if the first event is slow.
-    if (eventStream) res.flushHeaders();
+    // The client learns the stream has begun even if the first event is slow. Not at
+    // once: the first event often came in the same read, and then goes out with the
+    // head in one write.
+    if (eventStream) queueMicrotask(() => wrote || state !== 'relaying' || res.flushHeaders());
   }
 
   function onData(chunk: Buffer): void {
@@ -76,6 +80,7 @@ export function forwardChat(f: Forward): void {
       return;
     }
     if (eventStream) atEventBoundary = chunk.length >= 2 && chunk[chunk.length - 1] === 10 && chunk[chunk.length - 2] === 10;
+    wrote = true;
     if (!res.write(chunk) && !clientBlocked) {
       // A slow reader is not an upstream gap: stop reading (TCP pushes back on the
       // upstream) and let the timer ignore the pause.

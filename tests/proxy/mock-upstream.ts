@@ -10,6 +10,7 @@
  *   echo-key:<status>    an error body quoting the Authorization header it received
  *   stream:<n>:<ms>      n SSE chunks <ms> apart, then [DONE]
  *   gated-stream         one chunk, then waits for `release()`, then one more and [DONE]
+ *   gated-head           the SSE head alone, then waits for `release()`, then one chunk and [DONE]
  *   stall-stream         one chunk, then silence
  *   die-stream           one chunk, then the socket is destroyed
  *   json-stall           200 JSON headers and half a body, then silence
@@ -178,6 +179,15 @@ export async function startMockUpstream(): Promise<MockUpstream> {
         void gate.open.then(() => {
           if (res.destroyed) return;
           res.write(chunk(model, 'second'));
+          res.end('data: [DONE]\n\n');
+        });
+        return;
+      case 'gated-head':
+        sseHead(res);
+        res.flushHeaders();
+        void gate.open.then(() => {
+          if (res.destroyed) return;
+          res.write(chunk(model, 'late'));
           res.end('data: [DONE]\n\n');
         });
         return;

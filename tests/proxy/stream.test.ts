@@ -43,6 +43,17 @@ describe('streaming, client disconnects and timeouts', () => {
     expect(JSON.parse(all[1]!).choices[0].delta.content).toBe('second');
   });
 
+  it('passes the head of a stream on before its first event', async () => {
+    const x = open(h.url, chat('mock:gated-head', { stream: true }));
+    const head = await x.head;
+    expect(head.status).toBe(200);
+    expect(head.headers['content-type']).toMatch(/^text\/event-stream/);
+    expect(x.text()).toBe('');
+    h.mock.release();
+    expect(await x.done).toBe('end');
+    expect(events(x.text()).at(-1)).toBe('[DONE]');
+  });
+
   it('relays the SSE bytes unchanged', async () => {
     const x = open(h.url, chat('mock:stream:3:1', { stream: true }));
     await x.done;
