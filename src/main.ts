@@ -165,6 +165,7 @@ async function check(flags: Flags): Promise<void> {
     sshConfigPath: settings.sshConfigPath,
     stateDir: settings.stateDir,
     sshBin: settings.sshBin,
+    mode: settings.mode,
     ...(process.env.SSH_DIR_HOST ? { hostSshDir: process.env.SSH_DIR_HOST } : {}),
   });
   process.stdout.write(formatReport(report));

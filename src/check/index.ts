@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { formatProblem as formatConfigProblem, loadConfigFile } from '../config/load.js';
 import type { CheckProblem, CheckReport } from './report.js';
+import type { DirectionMode } from '../tunnel/spec.js';
 import { checkSshDir, showPathUnder } from './ssh-dir.js';
 import { checkStateDir } from './state-dir.js';
 import { checkTunnelHost } from './tunnel-host.js';
@@ -25,6 +26,8 @@ export interface CheckOptions {
   hostSshDir?: string;
   /** SSH_AUTH_SOCK; defaults to this process's environment. */
   agentSocket?: string | null;
+  /** TUNNEL_DIRECTION_MODE: which side listens decides which tunnels conflict. */
+  mode?: DirectionMode;
 }
 
 function account(): { home: string; user: string } {
@@ -61,7 +64,7 @@ export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
     problems.push(...(await checkSshDir(sshDir, opts.sshConfigPath, uid, show)));
   }
 
-  const load = await loadConfigFile(opts.configPath);
+  const load = await loadConfigFile(opts.configPath, { mode: opts.mode ?? 'default' });
   const tunnels: CheckReport['tunnels'] = [];
   switch (load.kind) {
     case 'missing':
