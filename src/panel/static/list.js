@@ -63,9 +63,11 @@ async function loadLogs(hash, pre) {
   const r = await api('GET', `/api/daemon/logs/${hash}`);
   const text = r.ok ? (r.data.lines.length > 0 ? r.data.lines.join('\n') : '(no output yet)') : messageOf(r);
   state.logs.set(hash, text);
-  const atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+  // Follow the newest lines unless the user scrolled up to read older ones.
+  const follow = !pre.dataset.shown || pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+  pre.dataset.shown = '1';
   pre.textContent = text;
-  if (atEnd) pre.scrollTop = pre.scrollHeight;
+  if (follow) pre.scrollTop = pre.scrollHeight;
 }
 
 function card(entry, stale) {
