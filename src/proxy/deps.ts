@@ -8,7 +8,7 @@ export interface ProxyDeps {
   env?: NodeJS.ProcessEnv;
   /**
    * The tunnel whose local end is host:port, if any, so that a 502 can say
-   * "reached through tunnel 'llm' which is RETRYING".
+   * "127.0.0.1:11434 is the local end of tunnel 'llm' (…), which is RETRYING, not RUNNING".
    */
   tunnelForLocalEndpoint?(host: string, port: number): { name: string; hash: string; status: string } | undefined;
   /** Structured log sink. Entries never hold a key. */

@@ -13,7 +13,7 @@ export interface Forward {
   pool: UpstreamPool;
   /** The request body as the upstream gets it (bare model name). */
   payload: Buffer;
-  /** "; provider … is reached through tunnel 'llm' (…), which is RETRYING, not RUNNING" or "": appended to 502 messages. */
+  /** "; 127.0.0.1:11434 is the local end of tunnel 'llm' (…), which is RETRYING, not RUNNING" or "": appended to 502 messages. */
   tunnelHint(): string;
   log?(entry: Record<string, unknown>): void;
 }

@@ -45,7 +45,7 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
   function tunnelHint(p: Provider): string {
     const t = deps.tunnelForLocalEndpoint?.(p.hostname, p.port);
     if (t === undefined) return '';
-    const via = `; provider "${p.prefix}" is reached through tunnel '${t.name}' (${t.hash.slice(0, 8)})`;
+    const via = `; ${p.hostname}:${p.port} is the local end of tunnel '${t.name}' (${t.hash.slice(0, 8)})`;
     // A running tunnel accepts the connection itself: then the fault is at its far end.
     return t.status === 'RUNNING'
       ? `${via}, which is RUNNING: nothing answers at the tunnel's far end`

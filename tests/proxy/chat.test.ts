@@ -104,8 +104,7 @@ describe('POST /v1/chat/completions', () => {
     expect(r.status).toBe(502);
     expect(r.json.error.code).toBe('upstream_unreachable');
     expect(r.json.error.message).toContain('ECONNREFUSED');
-    expect(r.json.error.message).toContain("tunnel 'llm' (abcdef01)");
-    expect(r.json.error.message).toContain('which is RETRYING, not RUNNING');
+    expect(r.json.error.message).toContain(`127.0.0.1:${dead} is the local end of tunnel 'llm' (abcdef01), which is RETRYING, not RUNNING`);
     // A tunnel that is up points at its far end instead.
     tunnelStatus = 'RUNNING';
     try {
