@@ -122,7 +122,6 @@ async function panel(flags: Flags): Promise<void> {
       panelToken: settings.panelToken,
       sshConfigPath: settings.sshConfigPath,
       mode: settings.mode,
-      backupDir: join(settings.stateDir, 'panel-backups'),
       log,
     });
     log({ event: 'panel_started', listen: `${settings.listen.host}:${running.port}`, config: settings.configPath, api: settings.apiUrl });
@@ -196,7 +195,6 @@ function main(argv: string[]): void {
     .option('--config <path>', 'the file it edits (TUNNEL_CONFIG)')
     .option('--api <url>', "the daemon's API (TUNNEL_API_URL, default http://127.0.0.1:8080)")
     .option('--ssh-config <path>', 'Host entries offered as remote_host (SSH_CONFIG)')
-    .option('--state-dir <path>', 'where backups of the config file are kept (TUNNEL_STATE_DIR)')
     .option('--direction-mode <mode>', 'default or ssh-standard (TUNNEL_DIRECTION_MODE)')
     .action(run(panel));
   cli

@@ -35,7 +35,6 @@ export interface PanelSettings {
   panelToken: string | null;
   sshConfigPath: string | null;
   mode: DirectionMode;
-  stateDir: string;
 }
 
 export interface ProxySettings {
@@ -138,7 +137,6 @@ export function panelSettings(flags: Flags, env: Env, account: Account): Result<
     panelToken,
     sshConfigPath: sshConfig(flags, env, account),
     mode: readMode(flags, env, problems),
-    stateDir: pick(flags, 'stateDir', env, 'TUNNEL_STATE_DIR') ?? account.defaultStateDir,
   };
   return done(settings, problems);
 }
