@@ -18,12 +18,13 @@ async function own(): Promise<Fixture> {
   return fx;
 }
 
-const TUNNEL = (host: string, name = 'db') =>
-  `  - name: ${name}\n    remote_host: ${host}\n    remote_port: 5432\n    local_port: "127.0.0.1:15432"\n    direction: remote_to_local\n`;
+// Each tunnel listens on its own port: two on one address make the file invalid.
+const TUNNEL = (host: string, name = 'db', index = 0) =>
+  `  - name: ${name}\n    remote_host: ${host}\n    remote_port: 5432\n    local_port: "127.0.0.1:${15432 + index}"\n    direction: remote_to_local\n`;
 
 async function writeTunnels(fx: Fixture, ...hosts: string[]): Promise<string> {
   const path = join(fx.root, 'config.yaml');
-  await writeFile(path, `tunnels:\n${hosts.map((h, i) => TUNNEL(h, `t${i}`)).join('')}`);
+  await writeFile(path, `tunnels:\n${hosts.map((h, i) => TUNNEL(h, `t${i}`, i)).join('')}`);
   return path;
 }
 
