@@ -26,7 +26,7 @@ async function startPanelProcess(d: Daemon, sshConfigPath: string, env: Record<s
   let out = '';
   const child = spawn(
     process.execPath,
-    [MAIN, 'panel', '--listen', `127.0.0.1:${p}`, '--config', d.configPath, '--api', `http://127.0.0.1:${d.apiPort}`, '--ssh-config', sshConfigPath, '--state-dir', join(d.dir, 'panel-state')],
+    [MAIN, 'panel', '--listen', `127.0.0.1:${p}`, '--config', d.configPath, '--api', `http://127.0.0.1:${d.apiPort}`, '--ssh-config', sshConfigPath],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PANEL_TOKEN: '', TUNNEL_API_TOKEN: '', ...env } },
   );
   child.stdout!.on('data', (b) => (out += String(b)));
@@ -175,9 +175,9 @@ describe('the web panel in Chromium', () => {
     await expect.poll(() => page.locator('[data-testid="tunnel"]').count(), { timeout: 10_000 }).toBe(3);
     await expect.poll(() => badge('added').textContent(), { timeout: 20_000 }).toBe('Running');
     expect(await roundTrip(addPort, 'through the new tunnel')).toBe('through the new tunnel');
-    // A backup of the previous text exists outside the config folder.
-    expect(readdirSync(join(d.dir, 'panel-state', 'panel-backups'))).toHaveLength(1);
-    expect(readdirSync(join(d.dir, 'config'))).toEqual(['config.yaml']);
+    // A backup of the previous text exists (next to the file; the daemon reacts only to the config file itself).
+    expect(readdirSync(join(d.dir, 'config', '.panel-backups'))).toHaveLength(1);
+    expect(readdirSync(join(d.dir, 'config')).filter((f) => f !== '.panel-backups')).toEqual(['config.yaml']);
   });
 
   it('an invalid port is shown next to its field and the file is not touched', async () => {
