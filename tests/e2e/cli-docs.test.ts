@@ -62,6 +62,32 @@ describe('docs/control.md', () => {
     if (bin) rmSync(bin, { recursive: true, force: true });
   });
 
+  // The README's control section uses the same setup; it runs first, while both
+  // tunnels are still RUNNING as its examples show.
+  it("README.md's control examples run and print what the README shows", async () => {
+    const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+    const start = readme.indexOf('## Control: API and CLI');
+    const end = readme.indexOf('\n## ', start + 1);
+    expect(start).toBeGreaterThan(0);
+    const section = readme.slice(start, end);
+    const list = examples(section);
+    expect(list.length).toBeGreaterThanOrEqual(4);
+    const sub = (s: string) => s.replaceAll('127.0.0.1:8080', `127.0.0.1:${daemon.apiPort}`);
+    const env = {
+      PATH: `${bin}:${process.env.PATH ?? ''}`,
+      HOME: process.env.HOME ?? '/root',
+      TUNNEL_API_TOKEN: TOKEN,
+      TUNNEL_SOCKET: daemon.socketPath,
+    };
+    for (const ex of list) {
+      const { code, output } = await run(sub(ex.command), env);
+      const where = `README.md (control section, line ${ex.line})\n${ex.command}\n--- output ---\n${output}`;
+      expect(code, where).toBe(0);
+      expect(ex.expected, `${where}: every README example shows its output`).not.toBeNull();
+      expect(matchesOutput(sub(ex.expected ?? ''), output), `${where}--- expected ---\n${ex.expected}`).toBe(true);
+    }
+  }, 120_000);
+
   it('every example runs and prints what the page shows', async () => {
     const list = examples(markdown);
     expect(list.length).toBeGreaterThan(10);
