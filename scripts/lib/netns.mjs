@@ -140,7 +140,8 @@ async function waitForPort(port, host, timeoutMs = 10_000) {
 
 /**
  * Starts sshd inside the namespace, listening on its veth address. The client config
- * at `sshConfigPath` defines the alias `nshost`.
+ * at `sshConfigPath` defines the alias `nshost`; `opts.sshdOptions` are extra
+ * sshd_config lines.
  */
 export async function startNetnsSshd(netns, opts = {}) {
   const sshdBin = process.env.SSHD_BIN ?? '/usr/sbin/sshd';
@@ -169,6 +170,7 @@ export async function startNetnsSshd(netns, opts = {}) {
     'GatewayPorts clientspecified',
     'PrintMotd no',
     'LogLevel VERBOSE',
+    ...(opts.sshdOptions ?? []),
     '',
   ].join('\n'));
   execFileSync(sshdBin, ['-t', '-f', cfg]);

@@ -37,7 +37,10 @@ describe('packets dropped (iptables DROP inside a network namespace)', () => {
 
   beforeAll(async () => {
     netns = createNetns();
-    server = await startNetnsSshd(netns);
+    // The server drops sessions whose client went silent (ClientAlive), as a server
+    // carrying -R tunnels should: otherwise the dead session keeps holding the remote
+    // port after the link is back, until the server's TCP notices (see docs/reliability.md).
+    server = await startNetnsSshd(netns, { sshdOptions: ['ClientAliveInterval 1', 'ClientAliveCountMax 2'] });
     echoPort = await port();
     echo = await echoOn(echoPort, netns.hostAddr);
     lPort = await port();
@@ -81,8 +84,9 @@ describe('packets dropped (iptables DROP inside a network namespace)', () => {
         expect(left.at - t0).toBeLessThan(bound);
         expect(left.data.last_error).toMatch(/not responding|timed out|timeout/i);
       }
-      // Keep the link dead a while: every attempt must fail, and the status must say so.
-      await sleep(4_000);
+      // Keep the link dead longer than ssh's ConnectTimeout (10 s): attempts made during
+      // the outage time out, and every one of them must leave the status off RUNNING.
+      await sleep(12_000);
       for (const name of ['bring', 'expose']) expect((await statusOf(dd, name)).status).not.toBe('RUNNING');
       await expect(roundTrip(lPort, 'x', '127.0.0.1', 1_000)).rejects.toThrow();
 
