@@ -137,6 +137,23 @@ describe('ssh child and server faults', () => {
       rec.close();
     }
   });
+
+  it('sshd restarted at once (kill and start in one go): both tunnels come back with new children and data', async () => {
+    const old = { bring: await statusOf(d, 'bring'), expose: await statusOf(d, 'expose') };
+    const t0 = Date.now();
+    await server.restart();
+    const b = await runningAgain(d, 'bring', {
+      oldPid: old.bring.pid, sinceMs: t0, timeoutMs: RECOVERY_BOUND_MS + 5_000,
+      check: async () => expect(await roundTrip(lPort, 'restarted -L')).toBe('restarted -L'),
+    });
+    const e = await runningAgain(d, 'expose', {
+      oldPid: old.expose.pid, sinceMs: t0, timeoutMs: RECOVERY_BOUND_MS + 5_000,
+      check: async () => expect(await roundTrip(rPort, 'restarted -R')).toBe('restarted -R'),
+    });
+    expect(b.tookMs).toBeLessThan(RECOVERY_BOUND_MS);
+    expect(e.tookMs).toBeLessThan(RECOVERY_BOUND_MS);
+    expect(sshChildren(d.dir).length).toBe(2);
+  });
 });
 
 describe('a frozen server (session stopped with SIGSTOP)', () => {
@@ -204,6 +221,37 @@ describe('a frozen server (session stopped with SIGSTOP)', () => {
       expect(tookMs).toBeLessThan(RECOVERY_BOUND_MS);
       expect(sshChildren(d.dir).length).toBe(1);
     } finally {
+      rec.close();
+    }
+  });
+
+  it('the whole server frozen (listener too): never RUNNING while frozen, RUNNING with data soon after it is thawed', async () => {
+    const before = await d.waitState('frozen', 'RUNNING');
+    const rec = await recordEvents(d);
+    const whole = [server.pid, ...server.allPids()].filter((p) => !frozen.includes(p));
+    try {
+      const t0 = Date.now();
+      for (const p of whole) process.kill(p, 'SIGSTOP');
+      const bound = detectionBoundMs(INTERVAL, COUNT_MAX);
+      const left = await until('the tunnel to leave RUNNING', () => rec.statuses('frozen').find((x) => x.at >= t0 && x.data.status !== 'RUNNING'), bound + 2_000, 25);
+      expect(left.at - t0).toBeLessThan(bound);
+      // New logins reach the kernel's backlog but no sshd answers them.
+      await sleep(5_000);
+      expect((await statusOf(d, 'frozen')).status).not.toBe('RUNNING');
+      expect(rec.statuses('frozen').filter((x) => x.at > left.at && x.data.status === 'RUNNING')).toEqual([]);
+
+      const t1 = Date.now();
+      for (const p of whole) process.kill(p, 'SIGCONT');
+      const { tookMs } = await runningAgain(d, 'frozen', {
+        oldPid: before.pid, sinceMs: t1, timeoutMs: RECOVERY_BOUND_MS + 5_000,
+        check: async () => expect(await roundTrip(lPort, 'thawed')).toBe('thawed'),
+      });
+      expect(tookMs).toBeLessThan(RECOVERY_BOUND_MS);
+      expect(sshChildren(d.dir).length).toBe(1);
+    } finally {
+      for (const p of whole) {
+        try { process.kill(p, 'SIGCONT'); } catch { /* gone */ }
+      }
       rec.close();
     }
   });
