@@ -29,7 +29,31 @@ for (const [id, us] of self) {
   files.set(short, (files.get(short) ?? 0) + us);
 }
 const pctOf = (us) => `${((100 * us) / total).toFixed(1).padStart(5)}%`;
+
+/** A coarse kind for a frame, to say where the busy time goes. */
+function kindOf({ functionName: fn, url }) {
+  if (['writev', 'writeUtf8String', 'writeLatin1String', 'writeBuffer'].includes(fn)) return 'socket writes (the syscall, with loopback delivery)';
+  if (fn === '(garbage collector)') return 'garbage collection';
+  if (fn === '(program)') return 'V8 and libuv outside JS';
+  if (/\/build\/proxy\//.test(url) || /\/src\/proxy\//.test(url)) return 'the proxy\'s own code (src/proxy)';
+  if (/hono/.test(url)) return 'Hono and @hono/node-server';
+  if (/node:_http|node:http\b/.test(url)) return 'node:http (the server clients talk to)';
+  if (/streams|stream_base|node:net/.test(url)) return 'node streams and sockets';
+  if (/events|task_queues|timers|promises/.test(url)) return 'events, ticks and timers';
+  return 'other';
+}
+const kinds = new Map();
+let busy = 0;
+for (const [id, us] of self) {
+  const frame = byId.get(id).callFrame;
+  if (frame.functionName === '(idle)') continue;
+  busy += us;
+  const k = kindOf(frame);
+  kinds.set(k, (kinds.get(k) ?? 0) + us);
+}
 console.log(`${(total / 1e6).toFixed(2)} s sampled; ${idle.map(([id, us]) => `${byId.get(id).callFrame.functionName} ${pctOf(us).trim()}`).join(', ')}`);
+console.log(`\nbusy time by kind (${(busy / 1e6).toFixed(2)} s busy):`);
+for (const [k, us] of [...kinds].sort((a, b) => b[1] - a[1])) console.log(`${((100 * us) / busy).toFixed(0).padStart(4)}%  ${k}`);
 console.log('\nby function (self time):');
 for (const [k, us] of [...fn].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pctOf(us)}  ${k}`);
 console.log('\nby file (self time):');
