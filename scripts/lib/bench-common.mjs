@@ -280,14 +280,14 @@ export function httpGet(port, path, { timeoutMs = 10_000 } = {}) {
  * `<dir>/config/config.yaml`. `nodeArgs` go before the script (e.g. --cpu-prof).
  * Its stderr (JSON log lines) is kept up to a bounded tail.
  */
-export async function startDaemon({ dir, config, sshConfigPath, sshBin, nodeArgs = [], env = {} }) {
+export async function startDaemon({ dir, config, sshConfigPath, sshBin, apiPort: wantedPort, nodeArgs = [], env = {}, startTimeoutMs = 20_000, onLogLine }) {
   const configPath = join(dir, 'config', 'config.yaml');
   const socketPath = join(dir, 'run', 'api.sock');
   const stateDir = join(dir, 'state');
   mkdirSync(dirname(configPath), { recursive: true });
   mkdirSync(dirname(socketPath), { recursive: true });
   writeFileSync(configPath, config);
-  const apiPort = await freeBlock(1, 10000 + Math.floor(Math.random() * 2000));
+  const apiPort = wantedPort ?? (await freeBlock(1, 10000 + Math.floor(Math.random() * 2000)));
   const argv = [
     ...nodeArgs,
     MAIN,
@@ -300,9 +300,16 @@ export async function startDaemon({ dir, config, sshConfigPath, sshBin, nodeArgs
   ];
   const child = spawn(process.execPath, argv, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let tail = '';
+  let partial = '';
   const keep = (d) => { tail = (tail + d).slice(-200_000); };
   child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
+  child.stderr.on('data', (d) => {
+    keep(d);
+    if (!onLogLine) return;
+    const lines = (partial + d).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) onLogLine(line);
+  });
   const exited = new Promise((r) => child.once('exit', (code, sig) => r(code ?? sig)));
   // A daemon killed with -9 cannot end its ssh children: end them by their argv,
   // which names the state dir (its known_hosts file).
@@ -355,13 +362,14 @@ export async function startDaemon({ dir, config, sshConfigPath, sshBin, nodeArgs
       return code;
     },
   };
-  const deadline = Date.now() + 20_000;
+  d.spawnedAt = Date.now();
+  const deadline = Date.now() + startTimeoutMs;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`the daemon exited at start:\n${tail}`);
     try {
-      if ((await httpGet(apiPort, '/health', { timeoutMs: 1_000 })).status === 200) break;
+      if ((await httpGet(apiPort, '/health', { timeoutMs: 10_000 })).status === 200) break;
     } catch {}
-    if (Date.now() > deadline) throw new Error(`the daemon's API did not answer within 20 s:\n${tail}`);
+    if (Date.now() > deadline) throw new Error(`the daemon's API did not answer within ${startTimeoutMs} ms:\n${tail}`);
     await sleep(50);
   }
   return d;
