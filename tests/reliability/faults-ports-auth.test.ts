@@ -156,6 +156,8 @@ describe('permanent failures: authentication refused, host key changed', () => {
     expect(t.last_error).toMatch(/^authentication failed: .*Permission denied \(publickey\)/);
     expect(t.next_retry_at).toBeNull();
     expect(t.pid).toBeNull();
+    // sshd logs the rejection as the client leaves, which may be a moment after ssh exited.
+    await until('sshd to log the rejection', () => authRejections(server.log) >= 1, 5_000);
     expect(authRejections(server.log)).toBe(1);
     const attempts = loginAttempts(server.log);
     await sleep(5_000);
