@@ -4,8 +4,8 @@
 // naming the line and field, or tunnel-cli's exit 2 with one line on stderr), the
 // daemon must stay up (/health 200 after each), and the config file must be left
 // byte for byte as it was.
-import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -477,9 +477,35 @@ describe('config corpus through the real daemon', () => {
   });
 });
 
+describe('special files in place of the config', () => {
+  it.each([
+    ['a FIFO (opening it would block a naive reader)', (path: string) => execFileSync('mkfifo', [path]), /a regular file/],
+    ['a directory', (path: string) => mkdirSync(path), /a file/],
+    ['a symlink loop', (path: string) => symlinkSync(path, path), /readable file|ELOOP/],
+  ] as Array<[string, (path: string) => void, RegExp]>)('%s: reported, the daemon keeps answering, the last good config stays', async (_what, make, error) => {
+    const before = await d.json<any[]>('/list');
+    rmSync(d.configPath);
+    make(d.configPath);
+    try {
+      await d.api('/reload', { method: 'POST' });
+      const h = await d.waitFor('the problem reported', async () => {
+        const body = await d.json('/health');
+        return body.config.valid === false && error.test(body.config.error) ? body : undefined;
+      }, 10_000);
+      expect(h.ok).toBe(true);
+      expect(await d.json<any[]>('/list')).toEqual(before);
+    } finally {
+      rmSync(d.configPath, { recursive: true, force: true });
+      writeFileSync(d.configPath, CONFIG);
+    }
+    await d.waitFor('valid again', async () => (await d.json('/health')).config.valid === true, 10_000);
+    await stillHealthy();
+  });
+});
+
 describe('corpus size', () => {
   it('has at least 100 cases across config, API, proxy and CLI', () => {
-    const total = CONFIG_CASES.length + API_CASES.length + 3 + 6 + 1 + PROXY_CASES.length + 2 + 4 + CLI_CASES.length + 5;
+    const total = CONFIG_CASES.length + API_CASES.length + 3 + 6 + 1 + PROXY_CASES.length + 2 + 4 + CLI_CASES.length + 5 + 3;
     expect(total).toBeGreaterThanOrEqual(100);
   });
 });
