@@ -183,3 +183,25 @@ describe('config file faults', () => {
     }
   });
 });
+
+describe('an ssh child that does not stop', () => {
+  it('a stopped (SIGSTOP) child is killed after the grace period, on a stop and on daemon shutdown; none outlives the daemon', async () => {
+    const alpha = await d.waitState('alpha', 'RUNNING');
+    process.kill(alpha.pid, 'SIGSTOP');
+    const t0 = Date.now();
+    const res = await d.api(`/stop/${alpha.hash}`, { method: 'POST' });
+    expect(res.status).toBe(200);
+    expect((await res.json()).status).toBe('STOPPED');
+    // TERM stays pending on a stopped process; KILL follows after the 3 s grace period.
+    expect(Date.now() - t0).toBeLessThan(3_000 + 5_000);
+    expect(isAlive(alpha.pid)).toBe(false);
+
+    const gamma = await d.waitState('gamma', 'RUNNING');
+    process.kill(gamma.pid, 'SIGSTOP');
+    const t1 = Date.now();
+    expect(await d.stop('SIGTERM')).toBe(0);
+    expect(Date.now() - t1).toBeLessThan(3_000 + 5_000);
+    expect(isAlive(gamma.pid)).toBe(false);
+    expect(sshChildren(d.dir)).toEqual([]);
+  });
+});

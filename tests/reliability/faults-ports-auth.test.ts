@@ -175,6 +175,31 @@ describe('permanent failures: authentication refused, host key changed', () => {
     expect(authRejections(server.log)).toBe(2);
   });
 
+  it('a reload that leaves the FAILED tunnel unchanged does not retry it; changing its entry tries exactly once', async () => {
+    const rejected = authRejections(server.log);
+    const tunnels = {
+      keyed: { remote_host: server.alias, remote_port: echoPort, local_port: `127.0.0.1:${lPort}`, direction: 'remote_to_local' as const },
+      denied: { remote_host: 'badkey', remote_port: echoPort, local_port: `127.0.0.1:${deniedPort}`, direction: 'remote_to_local' as const },
+    };
+    const keyedPid = (await statusOf(d, 'keyed')).pid;
+    const extraPort = await port();
+    d.writeConfig(configYaml({ ...tunnels, extra: { ...tunnels.keyed, local_port: `127.0.0.1:${extraPort}` } }));
+    await d.waitState('extra', 'RUNNING');
+    await sleep(1_500);
+    expect(authRejections(server.log)).toBe(rejected);
+    expect((await statusOf(d, 'denied')).status).toBe('FAILED');
+    expect((await statusOf(d, 'keyed')).pid).toBe(keyedPid);
+
+    const movedPort = await port();
+    d.writeConfig(configYaml({ keyed: tunnels.keyed, denied: { ...tunnels.denied, local_port: `127.0.0.1:${movedPort}` } }));
+    await until('one new attempt for the changed entry', () => authRejections(server.log) === rejected + 1, 10_000);
+    const t = await d.waitState('denied', 'FAILED');
+    expect(t.local_port).toBe(`127.0.0.1:${movedPort}`);
+    await sleep(2_000);
+    expect(authRejections(server.log)).toBe(rejected + 1);
+    expect((await statusOf(d, 'keyed')).pid).toBe(keyedPid);
+  });
+
   it('host key changed: FAILED naming the host key, no retry storm, and it is not accepted silently', async () => {
     const before = await statusOf(d, 'keyed');
     expect(before.status).toBe('RUNNING');
