@@ -21,10 +21,23 @@ export function readProxy(tree: Tree, raw: unknown, value: unknown): ProxyConfig
     const target = locate(tree, node, issue.path, issue.code === 'invalid_key');
     const field = issue.path.reduce<string>((p, seg) => (typeof seg === 'number' ? `${p}[${seg}]` : child(p, String(seg))), 'proxy');
     const secret = issue.path.some((seg) => SECRET_KEYS.has(String(seg)));
-    const found = target.complete ? describe(target.node, { secret }) : 'nothing (the field is missing)';
+    const url = String(issue.path[issue.path.length - 1]) === 'base_url' && isScalar(target.node) && typeof target.node.value === 'string';
+    const found = !target.complete
+      ? 'nothing (the field is missing)'
+      : url
+        ? quote(withoutCredentials((target.node as { value: string }).value))
+        : describe(target.node, { secret });
     tree.error(target.node, field, expectedOf(issue.message), issue.code === 'invalid_key' ? quote(String(issue.path[issue.path.length - 1])) : found);
   }
   return null;
+}
+
+/**
+ * A URL as written, minus the parts that can carry a credential (`user:password@`,
+ * the query): problems are shown by /health, which needs no token.
+ */
+function withoutCredentials(url: string): string {
+  return url.replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^/?#]*@/, '$1(credentials not shown)@').replace(/\?[^#]*/, '?(query not shown)');
 }
 
 /** zod's own messages read "Invalid input: expected number, received string"; keep the expectation. */
