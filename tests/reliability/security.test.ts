@@ -327,16 +327,22 @@ describe('secrets stay inside', () => {
     ctrl.abort();
   });
 
-  it('an invalid proxy section with an inline key: /health (open) names the field, never the key', async () => {
+  it('an invalid proxy section with an inline key or credentials in base_url: /health (open) names the field, never the secret', async () => {
     const inline = base.replace('      api_key: ${SEC_UPSTREAM_KEY}\n    down:', `      api_key: ${INLINE_KEY}\n      timeout: -1\n      api_keys_extra: ${INLINE_KEY}\n    down:`);
     const numeric = base.replace('      api_key: ${SEC_UPSTREAM_KEY}\n    down:', '      api_key: 998877665544332211\n    down:');
-    for (const text of [inline, numeric]) {
+    // Credentials in the URL itself: user:password@ or a query (which makes it invalid).
+    const inUrl = base.replace(`base_url: http://127.0.0.1:${upstreamPort}/v1\n      api_key: \${SEC_UPSTREAM_KEY}\n    down:`, `base_url: "http://me:${INLINE_KEY}@127.0.0.1:${upstreamPort}/v1?key=${INLINE_KEY}"\n    down:`);
+    expect(inUrl).not.toBe(base);
+    for (const text of [inline, numeric, inUrl]) {
+      // From a valid file each time, so that the problem read is this file's.
+      d.writeConfig(base);
+      await until('valid', async () => (await (await call('/health')).json()).config.valid === true, 10_000);
       d.writeConfig(text);
       const h = await until('refused', async () => {
         const body = await (await call('/health')).json();
         return body.config.valid === false ? body : undefined;
       }, 10_000);
-      expect(h.config.error).toMatch(/proxy\.providers\.up\./);
+      expect(h.config.error).toMatch(/proxy\.providers\.up\.(timeout|api_key|base_url)/);
       expect(JSON.stringify(h)).not.toContain(INLINE_KEY);
       expect(JSON.stringify(h)).not.toContain('998877665544332211');
       const st = await call('/status', { headers: auth(TOKENS[0]!) });
