@@ -465,6 +465,42 @@ describe('panel', () => {
     expect(existsSync(marker)).toBe(false);
   });
 
+  it('bad bodies and paths from the page\'s own origin get a clear 4xx, and the file is not written', async () => {
+    const bytes = readFileSync(d.configPath);
+    const version = (await p('/api/config')).body.config.version;
+    const good = { name: 'x', remote_host: server.alias, remote_port: '1', local_port: String(lPort + 4), direction: 'remote_to_local' };
+    const h = { origin, 'content-type': 'application/json' };
+    const CASES: Array<[string, string, string, number]> = [
+      ['POST', '/api/tunnels', 'not json', 400],
+      ['POST', '/api/tunnels', '[]', 400],
+      ['POST', '/api/tunnels', 'null', 400],
+      ['POST', '/api/tunnels', json({ fields: good, hash: null }), 400],
+      ['POST', '/api/tunnels', json({ version: 5, fields: good, hash: null }), 400],
+      ['POST', '/api/tunnels', json({ version, fields: { ...good, remote_port: 22 }, hash: null }), 400],
+      ['POST', '/api/tunnels', json({ version, fields: { ...good, extra: 'x' }, hash: null }), 400],
+      ['POST', '/api/tunnels', json({ version, fields: { ...good, remote_host: 'h'.repeat(5_000) }, hash: null }), 400],
+      ['POST', '/api/tunnels', json({ version, fields: good, hash: 'zz' }), 400],
+      ['POST', '/api/tunnels', json({ version, fields: { ...good, name: 'n'.repeat(100_000) }, hash: null }), 413],
+      ['POST', '/api/tunnels', json({ version: 'stale-version', fields: good, hash: null }), 409],
+      ['PUT', '/api/tunnels/abc', json({ version, fields: good, hash: null }), 400],
+      ['PUT', '/api/tunnels/-1', json({ version, fields: good, hash: null }), 400],
+      ['PUT', '/api/tunnels/999999999', json({ version, fields: good, hash: null }), 400],
+      ['DELETE', '/api/tunnels/50', json({ version, hash: null }), 404],
+      ['POST', '/api/daemon/start/zz', '', 400],
+      ['POST', '/api/daemon/stop/%00', '', 400],
+      ['GET', '/api/daemon/logs/..%2F..%2Fstatus', '', 400],
+      ['GET', `/api/${'x'.repeat(5_000)}`, '', 404],
+    ];
+    for (const [method, path, body, status] of CASES) {
+      const r = await p(path, { method, headers: h, body: method === 'GET' ? undefined : body });
+      expect({ method, path: path.slice(0, 40), status: r.status }).toEqual({ method, path: path.slice(0, 40), status });
+      expect(typeof r.body?.error?.code).toBe('string');
+      expect(typeof r.body?.error?.message).toBe('string');
+    }
+    expect(readFileSync(d.configPath).equals(bytes)).toBe(true);
+    expect((await p('/api/session')).status).toBe(200);
+  });
+
   it('the page\'s own requests work (so the 403s above are the guard, not a broken panel)', async () => {
     const [t] = await status();
     const r = await p(`/api/daemon/start/${t.hash}`, { method: 'POST', headers: { origin } });
