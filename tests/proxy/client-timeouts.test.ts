@@ -20,10 +20,10 @@ describe('client-side timeouts change nothing on the server', () => {
 
   it("the openai client's short timeout only ends its own wait: the proxy logs a client close and aborts the upstream", async () => {
     const at = h.mock.received.length;
-    // The client gives up after 0.5 s, long before the upstream's 3 s answer (and long
+    // The client gives up after 1 s, long before the upstream's 4 s answer (and long
     // enough for the request to reach the upstream on a busy machine).
-    const client = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: 'x', timeout: 500, maxRetries: 0 });
-    const failure = await client.chat.completions.create({ model: 'slow:slow:3000', messages }).catch((e: unknown) => e);
+    const client = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: 'x', timeout: 1000, maxRetries: 0 });
+    const failure = await client.chat.completions.create({ model: 'slow:slow:4000', messages }).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(OpenAI.APIConnectionTimeoutError);
     expect(await (await h.mock.request(at)).ended).toBe('client_closed');
     await eventually(() => h.logs.some((l) => l.event === 'proxy_client_closed'), 'client close logged');
@@ -45,7 +45,8 @@ describe('client-side timeouts change nothing on the server', () => {
   it('the client\'s default retries are separate requests: each reaches the upstream and each is aborted when abandoned', async () => {
     const at = h.mock.received.length;
     // maxRetries left at its default (2): three attempts in all.
-    const client = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: 'x', timeout: 400 });
+    // Each attempt waits 1 s: long enough to reach the upstream on a busy machine.
+    const client = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: 'x', timeout: 1000 });
     const failure = await client.chat.completions.create({ model: 'slow:hang', messages }).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(OpenAI.APIConnectionTimeoutError);
     const attempts = h.mock.received.slice(at);
