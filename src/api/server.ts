@@ -2,6 +2,7 @@ import { chmod } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
+import type { Duplex } from 'node:stream';
 import type { Hono } from 'hono';
 import { err, ok, type Result } from '../result.js';
 import { checkListenSecurity, type ListenAddress } from './listen.js';
@@ -27,8 +28,32 @@ export class ListenError extends Error {
   }
 }
 
+/**
+ * Requests Node's own parser rejects (a URL over 16 KiB, a malformed request line)
+ * never reach the app; without this they would get a bare status line instead of
+ * the `{"error":{…}}` body every other error has.
+ */
+function answerParserErrors(server: Server): void {
+  server.on('clientError', (e: NodeJS.ErrnoException, socket: Duplex) => {
+    if (!socket.writable || (socket as Duplex & { _httpMessage?: unknown })._httpMessage) {
+      socket.destroy();
+      return;
+    }
+    const tooLarge = e.code === 'HPE_HEADER_OVERFLOW';
+    const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
+    const body = JSON.stringify({
+      error: tooLarge
+        ? { code: 'request_too_large', message: 'the request line or headers are larger than 16 KiB' }
+        : { code: 'bad_request', message: 'the request is not valid HTTP/1.1' },
+    });
+    socket.end(`HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  });
+}
+
 function serverFor(app: Hono): Server {
-  return createAdaptorServer({ fetch: app.fetch }) as Server;
+  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  answerParserErrors(server);
+  return server;
 }
 
 function listenOn(server: Server, bind: () => void): Promise<Result<void, Error>> {

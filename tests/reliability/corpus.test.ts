@@ -164,15 +164,15 @@ function request(method: string, path: string, body?: Buffer | string, headers: 
   });
 }
 
-/** Bytes on a raw socket, for requests no HTTP client would send; resolves with the status line. */
+/** Bytes on a raw socket, for requests no HTTP client would send; resolves with the whole answer. */
 function raw(bytes: string | Buffer): Promise<string> {
   return new Promise((resolve, reject) => {
     const s = net.connect({ host: '127.0.0.1', port: d.apiPort });
     let got = '';
     s.on('connect', () => s.write(bytes));
     s.on('data', (c) => (got += String(c)));
-    s.on('error', (e) => (got ? resolve(got.split('\r\n')[0] ?? '') : reject(e)));
-    s.on('close', () => resolve(got.split('\r\n')[0] ?? ''));
+    s.on('error', (e) => (got ? resolve(got) : reject(e)));
+    s.on('close', () => resolve(got));
     setTimeout(() => s.destroy(), 5_000);
   });
 }
@@ -293,8 +293,13 @@ describe('control API corpus (one daemon)', () => {
     ['a bad Content-Length', 'POST /stop HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n', /^HTTP\/1\.1 400 /],
     ['binary noise', Buffer.from([0x16, 0x03, 0x01, 0x00, 0xff, 0x01, 0x00, 0x00, 0x00, 0x0d, 0x0a, 0x0d, 0x0a]), /^HTTP\/1\.1 400 |^$/],
   ];
-  it.each(RAW_CASES)('%s: refused by the HTTP layer, the daemon stays up', async (_what, bytes, statusLine) => {
-    expect(await raw(bytes)).toMatch(statusLine);
+  it.each(RAW_CASES)('%s: refused by the HTTP layer with a JSON error, the daemon stays up', async (_what, bytes, statusLine) => {
+    const answer = await raw(bytes);
+    expect(answer).toMatch(statusLine);
+    if (answer !== '') {
+      const body = answer.slice(answer.indexOf('\r\n\r\n') + 4);
+      expect(JSON.parse(body).error.code).toMatch(/^(bad_request|request_too_large)$/);
+    }
     await stillHealthy();
   });
 
