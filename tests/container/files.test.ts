@@ -233,3 +233,22 @@ describe('docs/docker.md', () => {
     }
   });
 });
+
+describe("README's Run with Docker section", () => {
+  it('gives the same start commands as docs/docker.md and links it', async () => {
+    const readme = await read('README.md');
+    const start = readme.indexOf('## Run with Docker');
+    expect(start).toBeGreaterThan(0);
+    const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+    const doc = await read('docs/docker.md');
+    for (const cmd of ['mkdir -p config', `printf 'PUID=%s\\nPGID=%s\\n' "$(id -u)" "$(id -g)" > .env`, 'docker compose up -d --build']) {
+      expect(section, cmd).toContain(cmd);
+      expect(doc, cmd).toContain(cmd);
+    }
+    expect(section).toContain('docs/docker.md');
+    // What the section promises about compose.yaml holds.
+    const c = await compose();
+    expect(c.services['tunnel-manager'].network_mode).toBe('host');
+    expect(c.services['tunnel-manager'].environment).toHaveProperty('PUID');
+  });
+});
