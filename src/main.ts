@@ -86,7 +86,6 @@ function onShutdown(close: () => Promise<void>): void {
   };
   process.on('SIGTERM', () => stop('SIGTERM', 0));
   process.on('SIGINT', () => stop('SIGINT', 0));
-  process.on('SIGHUP', () => stop('SIGHUP', 0));
   // A bug must not leave ssh children behind: shut down in order, then exit non-zero.
   process.on('uncaughtException', (e) => {
     log({ event: 'crash', error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
@@ -104,6 +103,8 @@ async function serve(flags: Flags): Promise<void> {
   try {
     const daemon = await startDaemon(settings, log, process.env);
     onShutdown(daemon.close);
+    // The usual daemon convention: SIGHUP reads the config file again now.
+    process.on('SIGHUP', () => void daemon.engine.reload().catch((e: unknown) => log({ event: 'reload_failed', error: String(e) })));
   } catch (e) {
     process.stderr.write(`tunnel-manager: ${e instanceof Error ? e.message : String(e)}\n`);
     process.exitCode = 1;
@@ -146,6 +147,7 @@ async function proxy(flags: Flags): Promise<void> {
     await load();
     const server = await startProxyServer({ host: settings.listen.host, port: settings.listen.port, deps: { getConfig: () => current, env: process.env, log } });
     log({ event: 'proxy_started', listen: `${settings.listen.host}:${server.port}` });
+    process.on('SIGHUP', () => void load());
     onShutdown(async () => {
       await watcher.close();
       await server.close();

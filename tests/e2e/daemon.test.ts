@@ -109,6 +109,20 @@ describe('the built daemon with a real sshd', () => {
     expect(await roundTrip(lPort, 'again')).toBe('again');
   });
 
+  it('SIGHUP reads the config file again (a reload with nothing changed)', async () => {
+    const reloads = async () => {
+      const text = await (await d.api('/metrics')).text();
+      const m = /^config_reloads_total\{result="ok"\} (\d+)/m.exec(text);
+      return Number(m?.[1] ?? NaN);
+    };
+    const before = await reloads();
+    expect(before).toBeGreaterThan(0);
+    const pids = (await d.json<any[]>('/status')).map((t) => t.pid);
+    d.child.kill('SIGHUP');
+    await d.waitFor('a reload after SIGHUP', async () => (await reloads()) > before);
+    expect((await d.json<any[]>('/status')).map((t) => t.pid)).toEqual(pids);
+  });
+
   it('SIGTERM ends the daemon and leaves no ssh child behind', async () => {
     const pids = (await d.json<any[]>('/status')).map((t) => t.pid).filter(Boolean);
     expect(pids.length).toBe(2);
