@@ -48,7 +48,7 @@ export function forwardChat(f: Forward): void {
   res.on('close', onClientClose);
   const exchange = f.pool.request(
     provider.origin,
-    { method: 'POST', path: `${provider.basePath}/chat/completions`, headerLines: headerLines(req, requestId, provider), body: f.payload },
+    { method: 'POST', path: `${provider.basePath}/chat/completions`, headers: requestHeaders(req, requestId, provider), body: f.payload },
     { head: onHead, data: onData, end: onEnd, fail: onFail },
   );
 
@@ -166,15 +166,17 @@ export function forwardChat(f: Forward): void {
   }
 }
 
-/** The request head the upstream gets, after `host`: our own headers, the key, and two harmless ones of the client's. */
-function headerLines(req: IncomingMessage, requestId: string, provider: Provider): string {
-  const accept = headerValue(req.headers.accept) ?? 'application/json';
+/** The headers the upstream gets: our own, the key, and two harmless ones of the client's. */
+function requestHeaders(req: IncomingMessage, requestId: string, provider: Provider): Record<string, string> {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: headerValue(req.headers.accept) ?? 'application/json',
+    'x-request-id': requestId,
+  };
   const agent = headerValue(req.headers['user-agent']);
-  return (
-    `content-type: application/json\r\naccept: ${accept}\r\nx-request-id: ${requestId}\r\n` +
-    (agent === undefined ? '' : `user-agent: ${agent}\r\n`) +
-    provider.authorizationLine
-  );
+  if (agent !== undefined) headers['user-agent'] = agent;
+  if (provider.authorization !== null) headers.authorization = provider.authorization;
+  return headers;
 }
 
 /** A client header value fit to copy into our request head (Node's parser already refuses line breaks; this holds without it). */

@@ -24,7 +24,7 @@ export function createModelCatalog(pool: UpstreamPool, log?: (entry: Record<stri
   const cache = new Map<string, Promise<Listing>>();
 
   function listingOf(p: Provider): Promise<Listing> {
-    const key = `${p.prefix}\n${p.origin.protocol}//${p.origin.host}${p.basePath}\n${p.authorizationLine}`;
+    const key = `${p.prefix}\n${p.origin.protocol}//${p.origin.host}${p.basePath}\n${p.authorization ?? ""}`;
     const hit = cache.get(key);
     if (hit !== undefined) return hit;
     const listing = fetchModels(pool, p).then((result) => {
@@ -64,7 +64,7 @@ function fetchModels(pool: UpstreamPool, p: Provider): Promise<Listing> {
     };
     const exchange = pool.request(
       p.origin,
-      { method: 'GET', path: `${p.basePath}/models`, headerLines: `accept: application/json\r\n${p.authorizationLine}`, body: null },
+      { method: 'GET', path: `${p.basePath}/models`, headers: p.authorization === null ? { accept: 'application/json' } : { accept: 'application/json', authorization: p.authorization }, body: null },
       {
         head: (s) => void (status = s),
         data: (c) => {

@@ -20,8 +20,8 @@ export interface Provider {
   basePath: string;
   /** The upstream key (null: none), or why it cannot be used. */
   key: Result<string | null, KeyProblem>;
-  /** `authorization: Bearer <key>\r\n`, or "" without a key. */
-  authorizationLine: string;
+  /** `Bearer <key>` for the authorization header, or null without a key. */
+  authorization: string | null;
   timeoutMs: number;
   timeoutSeconds: number;
 }
@@ -97,7 +97,7 @@ export function compile(config: ProxyConfig, env: NodeJS.ProcessEnv): Runtime {
       origin: { protocol, hostname, port, host: url.host },
       basePath: url.pathname.replace(/\/+$/, ''),
       key,
-      authorizationLine: key.ok && key.value !== null ? `authorization: Bearer ${key.value}\r\n` : '',
+      authorization: key.ok && key.value !== null ? `Bearer ${key.value}` : null,
       timeoutMs: Math.round(seconds * 1000),
       timeoutSeconds: seconds,
     });

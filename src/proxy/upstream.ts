@@ -1,22 +1,21 @@
-import net from 'node:net';
-import tls from 'node:tls';
-import { createResponseParser } from './http1-response.js';
+import { Agent, type Dispatcher } from 'undici';
 
 /**
- * The proxy's HTTP/1.1 client for its providers: keep-alive connections pooled per
- * origin, each request written in one piece, each response parsed once by
- * `http1-response.ts` and its body handed on as the bytes arrive. It exists because
- * `http.request` costs more per call than the whole rest of a proxied request
- * (see BENCHMARKS.md); timeouts stay with the caller, which aborts.
+ * The proxy's HTTP client for its providers, on undici's dispatcher: keep-alive
+ * connections pooled per origin, the response parsed once (llhttp), and its body
+ * handed on as the bytes arrive, with pause/resume for a slow client. It sits at
+ * the dispatcher level rather than `fetch` or `request` because those wrap every
+ * chunk in a stream object, which costs more per request than the rest of a
+ * proxied request (see BENCHMARKS.md). Timeouts stay with the caller, which aborts.
  */
 
 /** Where a provider lives. */
 export interface Origin {
   protocol: 'http:' | 'https:';
-  /** Bare host name or address (no IPv6 brackets), for connecting. */
+  /** Bare host name or address (no IPv6 brackets), for messages. */
   hostname: string;
   port: number;
-  /** The `Host` header value, as the base URL spells it. */
+  /** `host[:port]` as the base URL spells it (IPv6 in brackets). */
   host: string;
 }
 
@@ -24,8 +23,7 @@ export interface Origin {
 export interface UpstreamCall {
   method: 'GET' | 'POST';
   path: string;
-  /** Header lines after `host`, each ending in CRLF; `content-length` is added from `body`. */
-  headerLines: string;
+  headers: Record<string, string>;
   body: Buffer | null;
 }
 
@@ -58,183 +56,118 @@ export interface UpstreamPool {
   close(): void;
 }
 
-// Idle connections kept per origin, and for how long.
-const MAX_IDLE_PER_ORIGIN = 256;
-const IDLE_MS = 30_000;
-// A reused connection that the upstream closed while it sat idle fails before any byte
-// comes back; the request never reached the upstream, so it is sent once more on a new one.
-const STALE = new Set(['ECONNRESET', 'EPIPE', 'EOF']);
-const ignore = (): void => {};
+// Idle connections are kept this long; an upstream that closes sooner is handled by
+// undici, which retries an idempotent request and reports the rest as a socket error.
+const KEEP_ALIVE_MS = 30_000;
 
-interface Idle {
-  socket: net.Socket;
-  drop(): void;
+/**
+ * A failure in the terms the proxy's messages use: the socket error's own code
+ * ("ECONNREFUSED", a TLS code…), EOF for a connection closed before any answer,
+ * ECONNRESET for one cut mid-answer, EPROTO for an answer that is not HTTP.
+ */
+function failureOf(e: Error & { code?: string; cause?: unknown }, answered: boolean): UpstreamFailure {
+  const cause = e.cause as { code?: string } | undefined;
+  if (typeof cause?.code === 'string') return { code: cause.code, message: e.message, answered };
+  if (e.code === 'UND_ERR_SOCKET' || e.code === 'UND_ERR_CLOSED') {
+    return answered
+      ? { code: 'ECONNRESET', message: 'the connection closed before the response was complete', answered }
+      : { code: 'EOF', message: 'the connection closed without a response', answered };
+  }
+  if (e.name === 'HTTPParserError' || e.code?.startsWith('HPE_')) return { code: 'EPROTO', message: `the upstream's answer is not valid HTTP/1.1: ${e.message}`, answered };
+  return { code: e.code ?? 'ERROR', message: e.message, answered };
+}
+
+function flatten(headers: Record<string, string | string[] | undefined>): string[] {
+  const raw: string[] = [];
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    if (Array.isArray(value)) for (const v of value) raw.push(name, v);
+    else raw.push(name, value);
+  }
+  return raw;
 }
 
 /** `ca`: extra trusted certificates for https providers (tests use a self-signed one); the system's CAs otherwise. */
 export function createUpstreamPool(options: { ca?: string | Buffer } = {}): UpstreamPool {
-  const idle = new Map<string, Idle[]>();
-  const keyOf = (o: Origin): string => `${o.protocol}//${o.hostname}:${o.port}`;
-
-  function connect(o: Origin): net.Socket {
-    const target = { host: o.hostname, port: o.port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 1000 };
-    const socket =
-      o.protocol === 'http:'
-        ? net.connect(target)
-        : tls.connect({ ...target, servername: net.isIP(o.hostname) === 0 ? o.hostname : undefined, ALPNProtocols: ['http/1.1'], ca: options.ca });
-    if (o.protocol === 'https:') socket.setNoDelay(true);
-    // For its whole life: a late error on a socket that is pooled or being destroyed must not crash the process.
-    socket.on('error', ignore);
-    return socket;
-  }
-
-  function takeIdle(key: string): net.Socket | null {
-    const list = idle.get(key);
-    // Most recently used first: the one the upstream is least likely to have closed.
-    for (let entry = list?.pop(); entry !== undefined; entry = list?.pop()) {
-      const { socket: s, drop } = entry;
-      s.off('data', drop).off('end', drop).off('close', drop).off('timeout', drop);
-      if (!s.destroyed && s.readyState === 'open') {
-        s.setTimeout(0);
-        s.ref();
-        return s;
-      }
-      s.destroy();
-    }
-    return null;
-  }
-
-  function putIdle(key: string, s: net.Socket): void {
-    let list = idle.get(key);
-    if (list === undefined) idle.set(key, (list = []));
-    if (list.length >= MAX_IDLE_PER_ORIGIN) {
-      s.destroy();
-      return;
-    }
-    const entry: Idle = {
-      socket: s,
-      // Anything from the upstream while idle (data, end, close) makes the connection unusable.
-      drop: () => {
-        s.destroy();
-        const at = list.indexOf(entry);
-        if (at !== -1) list.splice(at, 1);
-      },
-    };
-    s.on('data', entry.drop).on('end', entry.drop).on('close', entry.drop).on('timeout', entry.drop);
-    s.setTimeout(IDLE_MS);
-    s.unref();
-    // A connection paused for a slow client may have finished its response while paused.
-    s.resume();
-    list.push(entry);
-  }
+  const agent = new Agent({
+    keepAliveTimeout: KEEP_ALIVE_MS,
+    // Streams last as long as the upstream keeps talking; the caller's timer bounds them.
+    headersTimeout: 0,
+    bodyTimeout: 0,
+    pipelining: 1,
+    connect: { noDelay: true, keepAlive: true, keepAliveInitialDelay: 1000, ...(options.ca ? { ca: options.ca } : {}) },
+  });
 
   function request(origin: Origin, call: UpstreamCall, sink: ExchangeSink): Exchange {
-    const key = keyOf(origin);
-    const head = Buffer.from(
-      `${call.method} ${call.path} HTTP/1.1\r\nhost: ${origin.host}\r\n${call.headerLines}` +
-        (call.body === null ? '' : `content-length: ${call.body.length}\r\n`) +
-        '\r\n',
-      'latin1',
-    );
-    let socket: net.Socket;
     let over = false;
-    let retried = false;
-    let received = false;
+    let answered = false;
+    let controller: Dispatcher.DispatchController | null = null;
+    // Asked before undici handed us the controller: applied as soon as it does.
+    let pending: 'abort' | 'pause' | null = null;
 
-    const parser = () =>
-      createResponseParser({
-        head: (status, raw) => !over && sink.head(status, raw),
-        data: (chunk) => !over && sink.data(chunk),
-        end: (reusable) => {
-          if (over) return;
-          over = true;
-          detach();
-          if (reusable) putIdle(key, socket);
-          else socket.destroy();
-          sink.end();
-        },
-      });
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(c) {
+        controller = c;
+        if (pending === 'abort') c.abort(new Error('aborted by the proxy'));
+        else if (pending === 'pause') c.pause();
+      },
+      onResponseStart(_c, status, headers) {
+        if (over) return;
+        answered = true;
+        sink.head(status, flatten(headers as Record<string, string | string[] | undefined>));
+      },
+      onResponseData(_c, chunk) {
+        if (!over) sink.data(chunk);
+      },
+      onResponseEnd() {
+        if (over) return;
+        over = true;
+        sink.end();
+      },
+      onResponseError(_c, e) {
+        if (over) return;
+        over = true;
+        sink.fail(failureOf(e, answered));
+      },
+    };
 
-    let p = parser();
-
-    function fail(code: string, message: string): void {
-      if (over) return;
-      over = true;
-      detach();
-      socket.destroy();
-      sink.fail({ code, message, answered: p.headSeen });
-    }
-
-    function onData(chunk: Buffer): void {
-      received = true;
-      const error = p.push(chunk);
-      if (error !== null) fail('EPROTO', `the upstream's answer is not valid HTTP/1.1: ${error}`);
-    }
-
-    function onEnd(): void {
-      if (over) return;
-      const error = p.eof();
-      if (error === null) return;
-      if (retry('EOF')) return;
-      fail(p.headSeen ? 'ECONNRESET' : 'EOF', error);
-    }
-
-    function onError(e: NodeJS.ErrnoException): void {
-      if (over) return;
-      if (retry(e.code ?? '')) return;
-      fail(e.code ?? 'ERROR', e.message);
-    }
-
-    function onClose(): void {
-      // 'close' without 'end' or 'error' (destroyed from our side is handled by `over`).
-      if (!over) onEnd();
-    }
-
-    function retry(code: string): boolean {
-      if (!reused || retried || received || !STALE.has(code)) return false;
-      retried = true;
-      detach();
-      socket.destroy();
-      p = parser();
-      start(connect(origin), false);
-      return true;
-    }
-
-    function detach(): void {
-      socket.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
-    }
-
-    let reused = false;
-    function start(s: net.Socket, wasIdle: boolean): void {
-      socket = s;
-      reused = wasIdle;
-      s.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
-      s.cork();
-      s.write(head);
-      if (call.body !== null && call.body.length > 0) s.write(call.body);
-      s.uncork();
-    }
-
-    const pooled = takeIdle(key);
-    start(pooled ?? connect(origin), pooled !== null);
+    agent.dispatch(
+      {
+        origin: `${origin.protocol}//${origin.host}`,
+        path: call.path,
+        method: call.method,
+        headers: call.body === null ? call.headers : { ...call.headers, 'content-length': String(call.body.length) },
+        body: call.body,
+        // A chat completion is not idempotent: never sent twice by the client library.
+        idempotent: call.method === 'GET',
+      },
+      handler,
+    );
 
     return {
       abort() {
         if (over) return;
         over = true;
-        detach();
-        socket.destroy();
+        if (controller) controller.abort(new Error('aborted by the proxy'));
+        else pending = 'abort';
       },
-      // Once over, the connection may already serve another exchange.
-      pause: () => void (over || socket.pause()),
-      resume: () => void (over || socket.resume()),
+      pause: () => {
+        if (over) return;
+        if (controller) controller.pause();
+        else pending = 'pause';
+      },
+      resume: () => {
+        if (over) return;
+        if (controller) controller.resume();
+        else if (pending === 'pause') pending = null;
+      },
     };
   }
 
   return {
     request,
     close() {
-      for (const list of idle.values()) for (const { socket } of list.splice(0)) socket.destroy();
+      void agent.close().catch(() => undefined);
     },
   };
 }

@@ -69,12 +69,17 @@ interface Outcome {
   failure: UpstreamFailure | null;
 }
 
+/**
+ * One exchange; resolves a moment after it ended, as a real next request would
+ * come: undici returns the connection to its pool only after the end callback.
+ */
 function get(pool: UpstreamPool, origin: Origin): Promise<Outcome> {
-  return new Promise((resolve) => {
+  return new Promise<Outcome>((done) => {
+    const resolve = (o: Outcome) => setTimeout(() => done(o), 10);
     const out: Outcome = { status: 0, body: '', failure: null };
     pool.request(
       origin,
-      { method: 'POST', path: '/v1/chat/completions', headerLines: 'content-type: application/json\r\n', body: Buffer.from('{}') },
+      { method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json' }, body: Buffer.from('{}') },
       {
         head: (status) => void (out.status = status),
         data: (c) => void (out.body += c.toString()),
@@ -104,7 +109,11 @@ describe('the upstream client', () => {
     const { server, pool } = await withServer((s) => s.write(OK));
     for (let i = 0; i < 5; i++) expect(await get(pool, origin(server.port))).toEqual({ status: 200, body: '{"ok":true}', failure: null });
     expect(server.connections).toBe(1);
-    expect(server.heads[0]).toBe(`POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1:${server.port}\r\ncontent-type: application/json\r\ncontent-length: 2`);
+    const head = server.heads[0]!.toLowerCase().split('\r\n');
+    expect(head[0]).toBe('post /v1/chat/completions http/1.1');
+    expect(head).toContain(`host: 127.0.0.1:${server.port}`);
+    expect(head).toContain('content-type: application/json');
+    expect(head).toContain('content-length: 2');
   });
 
   it('opens a connection per request in flight at once', async () => {
@@ -114,17 +123,19 @@ describe('the upstream client', () => {
     expect(server.connections).toBe(3);
   });
 
-  it('sends again on a new connection when a kept one turns out to be closed by the upstream before answering', async () => {
-    // The second request on each connection is met by a closed connection, as when the
-    // upstream's keep-alive timer fires just as the request leaves.
-    const { server, pool } = await withServer((s, _head, nth) => (nth === 1 ? s.write(OK) : s.destroy()));
+  it('does not reuse a kept connection that the upstream closed while it was idle', async () => {
+    // The upstream's keep-alive timer ends the connection soon after each answer.
+    const { server, pool } = await withServer((s) => {
+      s.write(OK);
+      setTimeout(() => s.end(), 20);
+    });
     expect((await get(pool, origin(server.port))).status).toBe(200);
+    for (let i = 0; i < 200 && server.closed === 0; i++) await new Promise((r) => setTimeout(r, 10));
     expect(await get(pool, origin(server.port))).toEqual({ status: 200, body: '{"ok":true}', failure: null });
     expect(server.connections).toBe(2);
-    expect(server.heads).toHaveLength(3);
   });
 
-  it('does not send again when a fresh connection closes, or once the upstream began to answer', async () => {
+  it('never sends a chat request twice: a connection that closes without an answer, or mid-answer, is a failure', async () => {
     const { server, pool } = await withServer((s) => s.destroy());
     const fresh = await get(pool, origin(server.port));
     expect(fresh.failure).toMatchObject({ code: 'EOF', answered: false, message: 'the connection closed without a response' });
@@ -172,11 +183,12 @@ describe('the upstream client', () => {
 
   it('closes the connection when the exchange is aborted', async () => {
     const { server, pool } = await withServer(() => {});
-    const exchange = pool.request(origin(server.port), { method: 'GET', path: '/v1/models', headerLines: '', body: null }, { head() {}, data() {}, end() {}, fail() {} });
+    const exchange = pool.request(origin(server.port), { method: 'GET', path: '/v1/models', headers: {}, body: null }, { head() {}, data() {}, end() {}, fail() {} });
     for (let i = 0; i < 200 && server.heads.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
     exchange.abort();
-    for (let i = 0; i < 200 && server.closed === 0; i++) await new Promise((r) => setTimeout(r, 10));
-    expect(server.closed).toBe(1);
+    for (let i = 0; i < 200 && server.closed < server.connections; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(server.closed).toBeGreaterThan(0);
+    expect(server.closed).toBe(server.connections);
   });
 
   it('speaks TLS to an https provider, checking its certificate', async () => {
