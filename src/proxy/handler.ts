@@ -60,7 +60,8 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
     readBody(req, maxBody, (body) => {
       if (!Buffer.isBuffer(body)) {
         if (body.reason === 'too_large') {
-          sendError(res, requestId, { status: 413, type: 'invalid_request_error', code: 'request_too_large', message: `the request body is larger than ${body.limit} bytes` }, true);
+          sendError(res, requestId, { status: 413, type: 'invalid_request_error', code: 'request_too_large', message: `the request body is larger than ${body.limit} bytes` });
+          discardRest(req, body.limit);
         } else {
           deps.log?.({ event: 'proxy_client_closed', request_id: requestId, stage: 'reading_request' });
         }
@@ -109,10 +110,32 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
   };
 }
 
+// How much of a refused body is read and thrown away, and for how long, before the
+// connection is cut anyway.
+const DISCARD_BYTES_FACTOR = 4;
+const DISCARD_MS = 10_000;
+
+/**
+ * Reads and drops the rest of a refused body, bounded. Closing at once would make a
+ * client that is still sending (no `Expect: 100-continue`) fail with EPIPE before it
+ * reads the 413; reading forever would let a client hold the connection.
+ */
+function discardRest(req: IncomingMessage, limit: number): void {
+  let dropped = 0;
+  const cut = setTimeout(() => req.socket.destroy(), DISCARD_MS);
+  cut.unref();
+  req.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > DISCARD_BYTES_FACTOR * limit) req.socket.destroy();
+  });
+  req.once('close', () => clearTimeout(cut));
+  req.resume();
+}
+
 function unknownPrefix(prefix: string, runtime: Runtime): ProxyError {
   const known = [...runtime.providers.keys()];
   const list = known.length === 0 ? 'no providers are configured' : `known prefixes: ${known.join(', ')}`;
-  return { status: 404, type: 'invalid_request_error', code: 'model_not_found', param: 'model', message: `no provider "${prefix}" (${list})` };
+  return { status: 404, type: 'invalid_request_error', code: 'model_not_found', param: 'model', message: `no provider ${JSON.stringify(prefix.length > 64 ? `${prefix.slice(0, 64)}…` : prefix)} (${list})` };
 }
 
 /** Any path of the group other than the two routes. */
