@@ -5,7 +5,7 @@ const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '::1']);
 
 /**
  * The tunnel whose local listening end is host:port, if any: the proxy names it in a
- * 502 ("reached through tunnel 'llm', which is RETRYING") when a provider's base_url
+ * 502 ("… is the local end of tunnel 'llm' (…), which is RETRYING, not RUNNING") when a provider's base_url
  * points at it. Only -L forwards listen locally; a bare port listens on loopback.
  */
 export function tunnelListeningOn(tunnels: readonly TunnelSpec[], mode: DirectionMode, host: string, port: number): TunnelSpec | undefined {
