@@ -280,7 +280,7 @@ export function httpGet(port, path, { timeoutMs = 10_000 } = {}) {
  * `<dir>/config/config.yaml`. `nodeArgs` go before the script (e.g. --cpu-prof).
  * Its stderr (JSON log lines) is kept up to a bounded tail.
  */
-export async function startDaemon({ dir, config, sshConfigPath, sshBin, apiPort: wantedPort, nodeArgs = [], env = {}, startTimeoutMs = 20_000, onLogLine }) {
+export async function startDaemon({ dir, config, sshConfigPath, sshBin, apiPort: wantedPort, main = MAIN, nodeArgs = [], env = {}, startTimeoutMs = 20_000, onLogLine }) {
   const configPath = join(dir, 'config', 'config.yaml');
   const socketPath = join(dir, 'run', 'api.sock');
   const stateDir = join(dir, 'state');
@@ -290,7 +290,7 @@ export async function startDaemon({ dir, config, sshConfigPath, sshBin, apiPort:
   const apiPort = wantedPort ?? (await freeBlock(1, 10000 + Math.floor(Math.random() * 2000)));
   const argv = [
     ...nodeArgs,
-    MAIN,
+    main,
     '--config', configPath,
     '--listen', `127.0.0.1:${apiPort}`,
     '--socket', socketPath,
@@ -446,6 +446,25 @@ export function cpuTicks(pid) {
   } catch {
     return null;
   }
+}
+
+/** utime+stime+cutime+cstime (the process and its reaped children), in clock ticks, or null. */
+export function cpuTicksWithChildren(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+  } catch {
+    return null;
+  }
+}
+
+/** Busy and total clock ticks of the whole machine since boot (/proc/stat). */
+export function machineTicks() {
+  const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const idle = (cpu[3] ?? 0) + (cpu[4] ?? 0);
+  const total = cpu.slice(0, 8).reduce((a, b) => a + b, 0);
+  return { busy: total - idle, total };
 }
 
 export const CLK_TCK = (() => {
