@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises';
+import { lstat, stat } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { watch } from 'chokidar';
 
@@ -11,8 +11,18 @@ export const DEFAULT_DEBOUNCE_MS = 150;
  */
 const KUBERNETES_DATA_LINK = '..data';
 
+/**
+ * How often the file's identity (inode, size, mtime, type) is checked besides the
+ * watcher's events. chokidar can lose track of a path after an odd state (a symlink
+ * loop in its place, a file swapped for a folder and back within its atomic-write
+ * window); a stat every few seconds makes sure such a change is still applied.
+ */
+export const SAFETY_CHECK_MS = 2_000;
+
 export interface WatchOptions {
   debounceMs?: number;
+  /** Default SAFETY_CHECK_MS. */
+  safetyCheckMs?: number;
   /** Watcher failures (e.g. a folder became unreadable); the watch goes on. */
   onError?: (error: Error) => void;
 }
@@ -49,14 +59,33 @@ export async function watchConfig(path: string, onChange: () => void, opts: Watc
 
   const stop = new AbortController();
   let timer: NodeJS.Timeout | undefined;
+  // What the file was when onChange last ran (or when watching began).
+  let seen = await identity(file);
   const schedule = () => {
     if (stop.signal.aborted) return;
     clearTimeout(timer);
     timer = setTimeout(() => {
-      if (!stop.signal.aborted) onChange();
+      void identity(file).then((now) => {
+        if (stop.signal.aborted) return;
+        seen = now;
+        onChange();
+      });
     }, debounceMs);
   };
-  stop.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
+  const safety = setInterval(() => {
+    void identity(file).then((now) => {
+      if (now !== seen && !stop.signal.aborted) schedule();
+    });
+  }, opts.safetyCheckMs ?? SAFETY_CHECK_MS);
+  safety.unref();
+  stop.signal.addEventListener(
+    'abort',
+    () => {
+      clearTimeout(timer);
+      clearInterval(safety);
+    },
+    { once: true },
+  );
 
   const watched = new Set(await existingTail(chain));
   const watcher = watch([...watched], {
@@ -91,7 +120,11 @@ export async function watchConfig(path: string, onChange: () => void, opts: Watc
       if (folder === abs || folder.startsWith(abs + sep)) schedule();
     }
   });
-  watcher.on('error', (e) => opts.onError?.(e instanceof Error ? e : new Error(String(e))));
+  watcher.on('error', (e) => {
+    opts.onError?.(e instanceof Error ? e : new Error(String(e)));
+    // An error about the file itself is news about the file: read it again.
+    schedule();
+  });
 
   await new Promise<void>((ready) => watcher.once('ready', () => ready()));
 
@@ -103,6 +136,17 @@ export async function watchConfig(path: string, onChange: () => void, opts: Watc
       return closing;
     },
   };
+}
+
+/** The file's identity as a string: type, inode, size and mtime of what it points at, or the error that stat gives. */
+async function identity(path: string): Promise<string> {
+  try {
+    const link = await lstat(path);
+    const target = link.isSymbolicLink() ? await stat(path) : link;
+    return `${link.isSymbolicLink() ? 'link:' : ''}${target.mode}:${target.ino}:${target.size}:${target.mtimeMs}`;
+  } catch (e) {
+    return `error:${(e as NodeJS.ErrnoException).code ?? 'unknown'}`;
+  }
 }
 
 /** `/a/b/c` → [`/a/b/c`, `/a/b`, `/a`, `/`]. */

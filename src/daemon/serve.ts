@@ -46,7 +46,9 @@ export async function startDaemon(settings: DaemonSettings, log: Log, env: NodeJ
 
   try {
     // The watcher first, so that a change made while the first load runs is not missed.
-    watcher = await watchConfig(settings.configPath, () => void engine.reload().catch((e: unknown) => log({ event: 'reload_failed', error: String(e) })));
+    watcher = await watchConfig(settings.configPath, () => void engine.reload().catch((e: unknown) => log({ event: 'reload_failed', error: String(e) })), {
+      onError: (e) => log({ event: 'watch_error', error: e.message }),
+    });
     await engine.reload();
 
     const proxy = createProxyApp({
