@@ -114,6 +114,37 @@ export function machineLine(m) {
   return `${m.nproc} cores (${m.cpu}), ${m.memGiB} GiB, Linux ${m.kernel}, Node ${m.node}, ${m.openssh}; commit ${m.commit}; ${m.date}`;
 }
 
+/**
+ * Measures how long a small write + fsync takes in `dir` every `everyMs` until stopped:
+ * the daemon fsyncs its state files on every ssh start and exit, so a disk busy with
+ * other work shows up in tunnel timings. `stop()` resolves with the durations (ms).
+ */
+export function fsyncProbe(dir, everyMs = 250) {
+  const times = [];
+  let stopped = false;
+  const path = join(dir, `.fsync-probe-${process.pid}`);
+  const loop = (async () => {
+    const { open, rm } = await import('node:fs/promises');
+    while (!stopped) {
+      const t0 = performance.now();
+      const fh = await open(path, 'w');
+      await fh.write('x'.repeat(512));
+      await fh.sync();
+      await fh.close();
+      times.push(performance.now() - t0);
+      await sleep(everyMs);
+    }
+    await rm(path, { force: true });
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop.catch(() => {});
+      return times;
+    },
+  };
+}
+
 // ---------------------------------------------------------------- numbers
 
 export function percentile(values, p) {
