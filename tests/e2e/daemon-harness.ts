@@ -1,7 +1,8 @@
 // The built daemon (dist/main.js) started as a user would start it, against a private
 // sshd. Shared by the end-to-end suites.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync, renameSync, rmSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync, renameSync, rmSync } from 'node:fs';
+import { sshPidsMentioning } from '../integration/supervisor-fixture.js';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -190,24 +191,4 @@ export function roundTrip(p: number, text = 'ping', host = '127.0.0.1', timeoutM
 }
 
 /** ssh processes whose command line mentions `marker` (a path unique to one test). */
-export function sshChildren(marker: string): number[] {
-  const out: number[] = [];
-  for (const entry of readDirSafe('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-      if (/(^|\/)ssh$/.test(cmd[0] ?? '') && cmd.some((a) => a.includes(marker))) out.push(Number(entry));
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return out;
-}
-
-function readDirSafe(path: string): string[] {
-  try {
-    return readdirSync(path);
-  } catch {
-    return [];
-  }
-}
+export const sshChildren = sshPidsMentioning;
