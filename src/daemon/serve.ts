@@ -2,6 +2,7 @@ import { createDaemonApp } from '../api/app.js';
 import { createMetrics } from '../api/metrics.js';
 import { startListeners } from '../api/server.js';
 import { watchConfig } from '../config/watch.js';
+import { ConfigStore, defaultBackupDir } from '../config-edit/store.js';
 import { createProxyApp } from '../proxy/index.js';
 import { createSupervisor } from '../supervisor/index.js';
 import { createEngine, type Engine } from './engine.js';
@@ -62,9 +63,18 @@ export async function startDaemon(settings: DaemonSettings, log: Log, env: NodeJ
       },
     });
     const metrics = createMetrics(engine);
+    // The daemon writes the config file only here: on an explicit /config request.
+    const configFile = new ConfigStore({
+      path: settings.configPath,
+      writer: 'api',
+      mode: settings.mode,
+      backupDir: defaultBackupDir(settings.configPath),
+      keepBackups: 10,
+      log,
+    });
     listeners = await startListeners({
-      tcpApp: createDaemonApp({ engine, transport: 'tcp', tokens: settings.tokens, proxy, metrics }),
-      socketApp: createDaemonApp({ engine, transport: 'socket', tokens: null, metrics }),
+      tcpApp: createDaemonApp({ engine, configFile, transport: 'tcp', tokens: settings.tokens, proxy, metrics }),
+      socketApp: createDaemonApp({ engine, configFile, transport: 'socket', tokens: null, metrics }),
       listen: settings.listen,
       socketPath: settings.socketPath,
       tokens: settings.tokens,

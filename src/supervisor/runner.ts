@@ -161,6 +161,11 @@ export class Runner {
     return this.ring.toArray();
   }
 
+  /** When the last log line arrived (ISO 8601), null before any. */
+  logsModified(): string | null {
+    return this.ring.modifiedAt === null ? null : new Date(this.ring.modifiedAt).toISOString();
+  }
+
   /** True while a child exists or is about to (starting, running, retrying, stopping). */
   get active(): boolean {
     switch (this.state.id) {
@@ -290,7 +295,7 @@ export class Runner {
     const lines = new LineRing(ATTEMPT_LINES);
     const child = spawn(plan.file, plan.args, (line) => {
       lines.push(line);
-      if (keepInLog(line)) this.ring.push(line);
+      if (keepInLog(line)) this.ring.push(line, this.deps.clock.now());
       if (isLoggedInLine(line)) release();
       if (isEstablishedLine(line, plan.flag)) {
         release();
@@ -523,7 +528,7 @@ export class Runner {
 
   /** A line of our own in the tunnel's log, between ssh's lines. */
   private note(text: string): void {
-    this.ring.push(`[tunnel-manager ${new Date(this.deps.clock.now()).toISOString()}] ${text}`);
+    this.ring.push(`[tunnel-manager ${new Date(this.deps.clock.now()).toISOString()}] ${text}`, this.deps.clock.now());
   }
 }
 

@@ -6,7 +6,9 @@ import { parseEditable, printEditable, scalarText, type EditableDoc } from './ya
 /**
  * Editing the `tunnels:` list of the config file through the yaml Document API: nodes
  * are changed in place, so comments, key order, quoting and keys the form does not
- * know (ssh_options, interactive, anything else) survive every save.
+ * know (ssh_options, anything else) survive every save. The panel and the daemon's
+ * `/config` API both edit through this module. Only `tunnels:` entries are touched:
+ * `${VAR}` references elsewhere (provider keys) are never expanded or rewritten.
  */
 
 /** The fields the panel's form edits, in the order a new entry is written. */
@@ -28,10 +30,32 @@ export interface EntryView {
   hash: string | null;
 }
 
+/** One tunnel as a client sends it: the form's fields, and `interactive` when the client sets it. */
+export interface TunnelInput {
+  fields: TunnelFields;
+  /** Undefined leaves the entry's `interactive` as written (the panel's form does not show it). */
+  interactive?: boolean;
+}
+
 export type Edit =
-  | { kind: 'add'; fields: TunnelFields }
-  | { kind: 'update'; index: number; fields: TunnelFields }
-  | { kind: 'delete'; index: number };
+  | ({ kind: 'add' } & TunnelInput)
+  | ({ kind: 'update'; index: number } & TunnelInput)
+  | { kind: 'delete'; index: number }
+  /** The whole list replaced (the reference's `POST /config`); entries that keep their hash keep their node. */
+  | { kind: 'replace'; tunnels: TunnelInput[] };
+
+/** The direction an entry without one has (SPEC §3), as the reference defaulted it. */
+export const DEFAULT_DIRECTION = 'remote_to_local';
+
+/** The hash of a tunnel from its fields as written (SPEC §5): absent name `unnamed`, absent direction the default. */
+export function entryHash(fields: TunnelFields, interactive: boolean): string {
+  return tunnelHash({
+    ...fields,
+    name: fields.name === '' ? 'unnamed' : fields.name,
+    direction: fields.direction === '' ? DEFAULT_DIRECTION : fields.direction,
+    interactive,
+  });
+}
 
 export type EditFailure =
   | { reason: 'unparsable'; message: string }
@@ -65,11 +89,10 @@ function viewOf(text: string, item: unknown, index: number): EntryView {
   if (!isMap(item)) return { index, line: lineOf(text, range?.[0]), fields: empty, interactive: false, other_keys: [], hash: null };
   const fields = { ...empty };
   for (const f of FORM_FIELDS) fields[f] = fieldText(item, f);
-  const interactiveText = fieldText(item, 'interactive');
-  const interactive = interactiveText === 'true';
+  const interactive = /^(true|yes)$/i.test(fieldText(item, 'interactive'));
   const keys = item.items.map((p) => scalarText(p.key) ?? '?');
   const other_keys = keys.filter((k) => !(FORM_FIELDS as readonly string[]).includes(k));
-  const hash = tunnelHash({ ...fields, name: fields.name === '' ? 'unnamed' : fields.name, interactive });
+  const hash = entryHash(fields, interactive);
   return { index, line: lineOf(text, range?.[0]), fields, interactive, other_keys, hash };
 }
 
@@ -126,6 +149,52 @@ function setField(doc: Document, map: YAMLMap, field: FormField, value: string):
   else map.items.splice(at, 0, pair);
 }
 
+/**
+ * Sets `interactive` when the client said something: `true` is written, `false` is
+ * written only over an existing key (an absent key already means false).
+ */
+function setInteractive(doc: Document, map: YAMLMap, value: boolean | undefined): void {
+  if (value === undefined) return;
+  const node = map.get('interactive', true);
+  const current = /^(true|yes)$/i.test(scalarText(node) ?? '');
+  if (node !== undefined && current === value && isScalar(node) && typeof node.value !== 'string') return;
+  if (node === undefined && !value) return;
+  if (isScalar(node)) {
+    node.value = value;
+    node.type = 'PLAIN';
+    node.format = undefined;
+    return;
+  }
+  map.set('interactive', doc.createNode(value));
+}
+
+/** Replaces the whole list: an entry with an incoming hash is kept as it is; one at the same place is edited in place; the rest are new. */
+function replaceAll(doc: Document, seq: YAMLSeq, tunnels: readonly TunnelInput[], text: string): void {
+  const old = seq.items.map((item, i) => ({ item, view: viewOf(text, item, i) }));
+  const incoming = tunnels.map((t) => entryHash(t.fields, t.interactive ?? false));
+  const used = new Set<number>();
+  const keptByHash = incoming.map((h) => {
+    const j = old.findIndex((o, k) => !used.has(k) && o.view.hash === h);
+    if (j >= 0) used.add(j);
+    return j;
+  });
+  const items = tunnels.map((t, i) => {
+    const kept = keptByHash[i] ?? -1;
+    if (kept >= 0) return old[kept]?.item;
+    const here = old[i];
+    if (here !== undefined && !used.has(i) && isMap(here.item)) {
+      used.add(i);
+      for (const f of FORM_FIELDS) setField(doc, here.item, f, t.fields[f]);
+      setInteractive(doc, here.item, t.interactive);
+      return here.item;
+    }
+    const entry = newEntry(doc, t.fields, seq.items);
+    setInteractive(doc, entry, t.interactive);
+    return entry;
+  });
+  seq.items = items;
+}
+
 /** A new entry, quoted the way the last entry quotes the same keys; flow style only if every entry is. */
 function newEntry(doc: Document, fields: TunnelFields, siblings: readonly unknown[]): YAMLMap {
   const like = siblings[siblings.length - 1];
@@ -174,7 +243,13 @@ export function applyEdit(text: string, edit: Edit): Result<string, EditFailure>
   switch (edit.kind) {
     case 'add': {
       const seq = ensureTunnels(e);
-      seq.items.push(newEntry(e.doc, edit.fields, seq.items));
+      const entry = newEntry(e.doc, edit.fields, seq.items);
+      setInteractive(e.doc, entry, edit.interactive);
+      seq.items.push(entry);
+      return ok(printEditable(e));
+    }
+    case 'replace': {
+      replaceAll(e.doc, ensureTunnels(e), edit.tunnels, text);
       return ok(printEditable(e));
     }
     case 'update': {
@@ -182,6 +257,7 @@ export function applyEdit(text: string, edit: Edit): Result<string, EditFailure>
       if (item === undefined) return err({ reason: 'not_found', message: `the file has no tunnel number ${edit.index + 1}` });
       if (!isMap(item)) return err({ reason: 'shape', message: `tunnel number ${edit.index + 1} is not a map; fix it by hand first` });
       for (const f of FORM_FIELDS) setField(e.doc, item, f, edit.fields[f]);
+      setInteractive(e.doc, item, edit.interactive);
       return ok(printEditable(e));
     }
     case 'delete': {
