@@ -6,6 +6,7 @@ import type { DirectionMode } from '../tunnel/spec.js';
 import { applyEdit, readEntries, type Edit, type EntryView } from './edit.js';
 import { blockingErrors, type FieldErrors } from './field-errors.js';
 import { readFileState, saveBackup, writeAtomic, type FileState } from './file-io.js';
+import { parseEditable, printEditable } from './yaml-doc.js';
 
 /** The config file as the page sees it. */
 export interface ConfigView {
@@ -145,6 +146,10 @@ export class ConfigStore {
     if (!next.ok) {
       return err(next.error.reason === 'not_found' ? { reason: 'not_found', message: next.error.message } : { reason: 'not_editable', message: next.error.message });
     }
+    // An edit that changes nothing (a client saving what it read) leaves the file alone:
+    // re-printing would only normalise its spacing.
+    const same = parseEditable(text);
+    if (same.ok && printEditable(same.value) === next.value) return ok({ view: this.#viewOf(before), backup_error: null });
     const entriesAfter = readEntries(next.value);
     const errors = blockingErrors(validate(text, mode).problems, validate(next.value, mode).problems, edit, entriesAfter.ok ? entriesAfter.value.length : 0);
     if (errors !== null) return err({ reason: 'invalid', message: 'the tunnel was not saved: fix the fields marked below', errors });
