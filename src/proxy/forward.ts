@@ -1,10 +1,17 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { sendError, sseErrorEvent, timeoutError, type ProxyError } from './errors.js';
+import { sendError, sseErrorEvent, timeoutError, type ErrorFamily, type ProxyError } from './errors.js';
 import type { Provider } from './providers.js';
 import { clientHeaders } from './response-headers.js';
 import type { UpstreamFailure, UpstreamPool } from './upstream.js';
 
-/** Everything one proxied chat request needs. */
+/** Why a provider could not serve a request, seen before anything reached the client. */
+export type FallbackReason =
+  | { kind: 'unreachable'; code: string }
+  | { kind: 'timeout' }
+  /** It answered 429 or 5xx. */
+  | { kind: 'status'; status: number; rawHeaders: readonly string[] };
+
+/** Everything one proxied request needs. */
 export interface Forward {
   req: IncomingMessage;
   res: ServerResponse;
@@ -13,6 +20,18 @@ export interface Forward {
   pool: UpstreamPool;
   /** The request body as the upstream gets it (bare model name). */
   payload: Buffer;
+  /** The upstream path, e.g. `/v1/chat/completions`. */
+  path: string;
+  /** Whose error shape the client reads (the endpoint's). */
+  family?: ErrorFamily;
+  /**
+   * Asked while nothing has reached the client yet and this provider cannot serve
+   * the request. True: the caller takes the request elsewhere and this exchange is
+   * dropped without a word to the client; false: the error is answered as usual.
+   */
+  fallback?(why: FallbackReason): boolean;
+  /** Each piece of the answer's body as it goes to the client, unchanged (usage, time to first byte). */
+  tap?(chunk: Buffer): void;
   /** "; 127.0.0.1:11434 is the local end of tunnel 'llm' (…), which is RETRYING, not RUNNING" or "": appended to 502 messages. */
   tunnelHint(): string;
   log?(entry: Record<string, unknown>): void;
@@ -48,7 +67,7 @@ export function forwardChat(f: Forward): void {
   res.on('close', onClientClose);
   const exchange = f.pool.request(
     provider.origin,
-    { method: 'POST', path: `${provider.basePath}/chat/completions`, headers: requestHeaders(req, requestId, provider), body: f.payload },
+    { method: 'POST', path: f.path, headers: requestHeaders(req, requestId, provider), body: f.payload },
     { head: onHead, data: onData, end: onEnd, fail: onFail },
   );
 
@@ -58,6 +77,11 @@ export function forwardChat(f: Forward): void {
   }
 
   function onHead(status: number, rawHeaders: string[]): void {
+    if ((status === 429 || status >= 500) && f.fallback?.({ kind: 'status', status, rawHeaders })) {
+      finish();
+      exchange.abort();
+      return;
+    }
     state = 'relaying';
     timer.refresh();
     if (status >= 400 && provider.key.ok && provider.key.value !== null) {
@@ -81,6 +105,7 @@ export function forwardChat(f: Forward): void {
     }
     if (eventStream) atEventBoundary = chunk.length >= 2 && chunk[chunk.length - 1] === 10 && chunk[chunk.length - 2] === 10;
     wrote = true;
+    f.tap?.(chunk);
     if (!res.write(chunk) && !clientBlocked) {
       // A slow reader is not an upstream gap: stop reading (TCP pushes back on the
       // upstream) and let the timer ignore the pause.
@@ -106,6 +131,7 @@ export function forwardChat(f: Forward): void {
     let body = Buffer.concat(held.chunks);
     if (key !== null && held.size <= MAX_SCRUBBED_ERROR_BYTES && body.includes(key)) body = Buffer.from(body.toString('utf8').replaceAll(key, '***'));
     res.writeHead(held.status, [...clientHeaders(held.rawHeaders, requestId, true), 'content-length', String(body.length)]);
+    f.tap?.(body);
     res.end(body);
   }
 
@@ -116,13 +142,14 @@ export function forwardChat(f: Forward): void {
     }
     if (state !== 'waiting') return;
     finish();
+    f.log?.({ event: 'proxy_upstream_error', request_id: requestId, provider: provider.prefix, error: failure.code, ms: Date.now() - started });
+    if (f.fallback?.({ kind: 'unreachable', code: failure.code })) return;
     const where = `${provider.hostname}:${provider.port}`;
     const message =
       failure.code === 'EOF' || failure.code === 'EPROTO'
         ? `provider "${provider.prefix}" at ${where} gave no usable answer: ${failure.message}${f.tunnelHint()}`
         : `provider "${provider.prefix}" is unreachable at ${where}: ${failure.code}${f.tunnelHint()}`;
-    f.log?.({ event: 'proxy_upstream_error', request_id: requestId, provider: provider.prefix, error: failure.code, ms: Date.now() - started });
-    sendError(res, requestId, { status: 502, type: 'upstream_error', code: 'upstream_unreachable', message });
+    sendError(res, requestId, { status: 502, type: 'upstream_error', code: 'upstream_unreachable', message }, false, f.family);
   }
 
   function onTimeout(): void {
@@ -137,7 +164,8 @@ export function forwardChat(f: Forward): void {
     if (state === 'waiting') {
       finish();
       exchange.abort();
-      sendError(res, requestId, e);
+      if (f.fallback?.({ kind: 'timeout' })) return;
+      sendError(res, requestId, e, false, f.family);
     } else {
       failMidway(e);
     }
@@ -149,11 +177,11 @@ export function forwardChat(f: Forward): void {
     exchange.abort();
     if (held !== null) {
       // Nothing reached the client yet: it can still get a whole error answer.
-      sendError(res, requestId, e);
+      sendError(res, requestId, e, false, f.family);
     } else if (!eventStream) {
       res.destroy();
     } else {
-      res.end((atEventBoundary ? '' : '\n\n') + sseErrorEvent(e));
+      res.end((atEventBoundary ? '' : '\n\n') + sseErrorEvent(e, f.family));
     }
   }
 
@@ -175,7 +203,7 @@ function requestHeaders(req: IncomingMessage, requestId: string, provider: Provi
   };
   const agent = headerValue(req.headers['user-agent']);
   if (agent !== undefined) headers['user-agent'] = agent;
-  if (provider.authorization !== null) headers.authorization = provider.authorization;
+  if (provider.credential !== null) headers[provider.credential.name] = provider.credential.value;
   return headers;
 }
 
