@@ -1,6 +1,7 @@
 // An in-memory EngineApi for the API and CLI tests: tunnels move between states on
 // start/stop the way the real supervisor reports them, without ssh.
-import type { ConfigHealth, EngineApi, ReloadRecord } from '../../src/daemon/types.js';
+import type { ConfigHealth, EngineApi } from '../../src/api/engine-api.js';
+import type { ReloadRecord } from '../../src/api/types.js';
 import type { SupervisorApi, SupervisorEvent } from '../../src/supervisor/types.js';
 import { parseEndpoint } from '../../src/tunnel/endpoint.js';
 import { tunnelHash } from '../../src/tunnel/hash.js';
@@ -172,6 +173,7 @@ export class FakeEngine implements EngineApi {
       added: [],
       removed: [],
       unchanged: this.specs.map((s) => s.hash),
+      changed: [],
       ...this.nextReload,
     };
     for (const l of this.reloadListeners) l(r);
