@@ -27,7 +27,7 @@ export function spec(e: Entry, line = 1): TunnelSpec {
   const name = e.name ?? 'unnamed';
   const interactive = e.interactive ?? false;
   return {
-    hash: tunnelHash({ name, remote_host: e.remote_host, remote_port: rp, local_port: lp, direction: e.direction, interactive }),
+    hash: tunnelHash({ name, remote_host: e.remote_host, remote_port: rp, local_port: lp, direction: e.direction, interactive: String(interactive) }),
     name,
     remote_host: e.remote_host,
     remote_port: remote.value,
