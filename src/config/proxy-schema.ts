@@ -11,6 +11,7 @@
  */
 import { z } from 'zod';
 import type { Result } from '../result.js';
+import { forwardHeadersSchema } from './forward-headers.js';
 
 /** Longest wait we accept, in seconds (one day); Node timers cap out near 24.8 days. */
 export const MAX_TIMEOUT_SECONDS = 86_400;
@@ -106,6 +107,7 @@ export const proxySchema = z
       )
       .optional(),
     default_provider: z.string({ error: 'expected the prefix of a provider' }).optional(),
+    forward_headers: forwardHeadersSchema.optional(),
     cors_origins: z
       .array(
         z.string().regex(/^(\*|https?:\/\/[^/\s]+)$/, { error: 'expected "*" or an origin such as https://app.example.com (scheme and host, no path)' }),

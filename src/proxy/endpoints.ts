@@ -1,6 +1,7 @@
 import type { ProviderFormat } from '../config/proxy-schema.js';
 import type { Result } from '../result.js';
 import type { ErrorFamily, ProxyError } from './errors.js';
+import { describe, readJsonBody } from './json-body.js';
 
 /** One POST endpoint routed by its body's `model`; the table below is the whole list. */
 export interface Endpoint {
@@ -26,28 +27,26 @@ export const ENDPOINTS: readonly Endpoint[] = [
 
 /** A request body that passed the proxy's own checks, with `model` as the client sent it. */
 export interface ModelRequest {
-  body: Record<string, unknown>;
+  /** The body as received (UTF-8 JSON of an object), for splicing the target's model into. */
+  bytes: Buffer;
   model: string;
 }
 
-const bad = (message: string, param: string | null, code = 'invalid_request'): Result<never, ProxyError> => ({
+const bad = (message: string, param: string | null): Result<never, ProxyError> => ({
   ok: false,
-  error: { status: 400, type: 'invalid_request_error', code, message, param },
+  error: { status: 400, type: 'invalid_request_error', code: 'invalid_request', message, param },
 });
 
-/** Parses a body once and checks `model` (and `messages` where the endpoint has them). */
-export function parseModelRequest(endpoint: Endpoint, text: string): Result<ModelRequest, ProxyError> {
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch (e) {
-    return bad(`the request body is not valid JSON: ${(e as Error).message}`, null, 'invalid_json');
-  }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return bad('the request body must be a JSON object', null, 'invalid_json');
-  const fields = body as Record<string, unknown>;
+/** Checks a body once: UTF-8 JSON of an object, `model`, and `messages` where the endpoint has them. */
+export function parseModelRequest(endpoint: Endpoint, bytes: Buffer): Result<ModelRequest, ProxyError> {
+  const json = readJsonBody(bytes);
+  if (!json.ok) return json;
+  const fields = json.value.fields;
   const model = fields.model;
   if (model === undefined) return bad('missing required field "model" (expected "<prefix>:<model_name>" or an alias)', 'model');
-  if (typeof model !== 'string' || model === '') return bad(`"model" must be a non-empty string "<prefix>:<model_name>" or an alias, found ${describe(model)}`, 'model');
+  if (typeof model !== 'string' || model === '') {
+    return bad(`"model" must be a non-empty string "<prefix>:<model_name>" or an alias, found ${model === '' ? 'an empty string' : describe(model)}`, 'model');
+  }
   for (const name of endpoint.lists ?? []) {
     const list = fields[name];
     if (list === undefined) return bad(`missing required field "${name}" (expected an array of message objects)`, name);
@@ -55,12 +54,5 @@ export function parseModelRequest(endpoint: Endpoint, text: string): Result<Mode
     const i = list.findIndex((m: unknown) => typeof m !== 'object' || m === null || Array.isArray(m));
     if (i !== -1) return bad(`"${name}[${i}]" must be a message object, found ${describe(list[i])}`, `${name}[${i}]`);
   }
-  return { ok: true, value: { body: fields, model } };
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (value === '') return 'an empty string';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+  return { ok: true, value: { bytes, model } };
 }

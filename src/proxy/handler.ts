@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bearerMatches } from './auth.js';
 import { readBody } from './body.js';
+import { withModel } from './chat-request.js';
 import { applyCors } from './cors.js';
 import { DEFAULT_MAX_BODY_BYTES, type ProxyDeps } from './deps.js';
 import { ENDPOINTS, parseModelRequest, type Endpoint } from './endpoints.js';
@@ -100,7 +101,7 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
         }
         return;
       }
-      const parsed = parseModelRequest(endpoint, body.toString('utf8'));
+      const parsed = parseModelRequest(endpoint, body);
       if (!parsed.ok) return fail(parsed.error);
       obs.model = parsed.value.model;
       const targets = targetsFor(parsed.value.model, runtime);
@@ -112,7 +113,7 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
         obs.provider = first.prefix;
         return fail(formatMismatch(`/v1${endpoint.path}`, endpoint.format, first));
       }
-      const fields = parsed.value.body;
+      const bytes = parsed.value.bytes;
       sendToTargets({
         req,
         res,
@@ -120,7 +121,7 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
         endpoint,
         runtime,
         targets: fit,
-        payloadFor: (model) => Buffer.from(JSON.stringify({ ...fields, model })),
+        payloadFor: (model) => withModel(bytes, model),
         pool,
         rests,
         tunnel: deps.tunnel,

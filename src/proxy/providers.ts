@@ -53,6 +53,8 @@ export interface Runtime {
   defaultProvider: string | null;
   /** Null: no CORS at all. */
   corsOrigins: readonly string[] | null;
+  /** `proxy.forward_headers`. */
+  forwardHeaders: readonly string[];
   /** Null when `api_keys` is absent (the group is open); the digests of the keys that expanded otherwise. */
   clientKeys: KeyDigest[] | null;
   /** Variables named in `api_keys` that are unset: those entries match nothing. */
@@ -162,6 +164,7 @@ export function compile(config: ProxyConfig, env: NodeJS.ProcessEnv): Runtime {
     aliases,
     defaultProvider: config.default_provider ?? null,
     corsOrigins: config.cors_origins ?? null,
+    forwardHeaders: config.forward_headers ?? [],
     clientKeys,
     unsetClientKeyVariables,
   };
