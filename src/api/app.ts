@@ -1,6 +1,6 @@
 import { Hono, type Context } from 'hono';
-import type { EngineApi } from '../daemon/types.js';
 import type { ConfigStore } from '../config-edit/store.js';
+import type { EngineApi } from './engine-api.js';
 import { bearerAuth } from './auth.js';
 import { createConfigApp } from './config-routes.js';
 import { createControlApp } from './control.js';

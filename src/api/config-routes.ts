@@ -1,11 +1,11 @@
 import { Hono, type Context } from 'hono';
 import type { z } from 'zod';
 import type { EditPlan, ConfigStore, ConfigView, SaveFailure } from '../config-edit/store.js';
-import type { EngineApi } from '../daemon/types.js';
+import type { EngineApi } from './engine-api.js';
 import { err, ok, type Result } from '../result.js';
 import { lookupHash } from '../tunnel/lookup.js';
 import { apiError, internalErrorHandler } from './errors.js';
-import { bodyProblems, recordOf, ReferenceConfigBody, ReferenceTunnelBody, referenceTunnel, tunnelInput } from './reference-tunnel.js';
+import { bodyProblems, ReferenceConfigBody, ReferenceTunnelBody, referenceTunnel, tunnelInput } from './reference-tunnel.js';
 import type { SuccessBody } from './types.js';
 
 /**
@@ -62,11 +62,18 @@ export function createConfigApp(engine: EngineApi, store: ConfigStore, onBug?: P
     return i >= 0 ? ok(i) : err({ reason: 'not_found', message: `the tunnel ${hash} is no longer in ${store.path}: the file changed meanwhile` });
   };
 
-  const write = async (c: Context, plan: EditPlan, answer: () => Response): Promise<Response> => {
+  const write = async (c: Context, plan: EditPlan, answer: (after: ConfigView) => Response): Promise<Response> => {
     const r = await store.save(ifMatch(c), plan, null);
     if (!r.ok) return fail(r.error);
     await engine.reload();
-    return answer();
+    return answer(r.value.view);
+  };
+
+  /** The entry at `index` of the file as written, in the reference's shape: the answer to an add or an update. */
+  const entryAt = (view: ConfigView, index: number, status: 200 | 201): Response => {
+    const entry = view.entries[index];
+    if (entry === undefined) return apiError('config_conflict', `${store.path} changed while the tunnel was being written; read it again`);
+    return json(referenceTunnel(entry), status, view.version);
   };
 
   const body = async <T>(c: Context, schema: z.ZodType<T>): Promise<Result<T, Response>> => {
@@ -102,8 +109,7 @@ export function createConfigApp(engine: EngineApi, store: ConfigStore, onBug?: P
   app.post('/config/new', async (c) => {
     const b = await body(c, ReferenceTunnelBody);
     if (!b.ok) return b.error;
-    const input = tunnelInput(b.value);
-    return write(c, { kind: 'add', ...input }, () => json(recordOf(input), 201));
+    return write(c, { kind: 'add', ...tunnelInput(b.value) }, (after) => entryAt(after, after.entries.length - 1, 201));
   });
 
   const update = async (c: Context) => {
@@ -113,13 +119,16 @@ export function createConfigApp(engine: EngineApi, store: ConfigStore, onBug?: P
     const hash = await resolve(c.req.param('hash') ?? '');
     if (!hash.ok) return hash.error;
     const index = at(hash.value);
+    let edited = -1;
     return write(
       c,
       (view) => {
         const i = index(view);
-        return i.ok ? ok({ kind: 'update', index: i.value, ...input }) : i;
+        if (!i.ok) return i;
+        edited = i.value;
+        return ok({ kind: 'update', index: i.value, ...input });
       },
-      () => json(recordOf(input), 200),
+      (after) => entryAt(after, edited, 200),
     );
   };
   app.post('/config/:hash', update);

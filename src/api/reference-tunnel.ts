@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { DEFAULT_DIRECTION, entryHash, type EntryView, type TunnelInput } from '../config-edit/edit.js';
+import { inputHash, type EntryView, type TunnelInput } from '../config-edit/edit.js';
+import { DEFAULT_DIRECTION, DEFAULT_NAME } from '../config/identity.js';
 
 /**
  * A tunnel in the shape of the reference implementation's configuration API
@@ -20,13 +21,13 @@ export interface ReferenceTunnel {
 export function referenceTunnel(e: EntryView): ReferenceTunnel {
   const f = e.fields;
   return {
-    name: f.name === '' ? 'unnamed' : f.name,
+    name: f.name === '' ? DEFAULT_NAME : f.name,
     remote_host: f.remote_host,
     remote_port: f.remote_port,
     local_port: f.local_port,
     direction: f.direction === '' ? DEFAULT_DIRECTION : f.direction,
     interactive: e.interactive,
-    hash: e.hash ?? entryHash(f, e.interactive),
+    hash: e.hash ?? inputHash({ fields: f, interactive: e.interactive }),
   };
 }
 
@@ -66,11 +67,6 @@ export function tunnelInput(b: z.infer<typeof ReferenceTunnelBody>): TunnelInput
   };
 }
 
-/** The record a write answers with: what the file now holds for that input. */
-export function recordOf(input: TunnelInput): ReferenceTunnel {
-  const interactive = input.interactive ?? false;
-  return referenceTunnel({ index: -1, line: 0, fields: input.fields, interactive, other_keys: [], hash: entryHash(input.fields, interactive) });
-}
 
 /** zod's issues as one sentence naming each field. */
 export function bodyProblems(e: z.ZodError): string {

@@ -5,6 +5,7 @@ import { formatConfigProblem, formatList, formatProgress, formatRecordLine, form
 import { formatLogs, formatLogsList, formatTunnel, formatValidation, hashOf } from './inspect.js';
 import type { Target } from './target.js';
 import { WaitTracker, type WaitOutcome } from './wait.js';
+import { unreachable } from '../unreachable.js';
 
 /** Exit codes of SPEC §7. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3 } as const;
@@ -191,10 +192,8 @@ export async function runCommand(name: CommandName, hash: string | null, ctx: Co
       print(ctx, body.value, () => formatReload(record.value));
       return EXIT.ok;
     }
-    default: {
-      const never: never = name;
-      return never;
-    }
+    default:
+      return unreachable(name, 'command');
   }
 }
 
@@ -329,10 +328,8 @@ async function start(ctx: CommandContext, path: string, single: boolean): Promis
         line(ctx, `gave up waiting after ${ctx.timeoutMs / 1000} s: ${which.join('; ')}; the daemon keeps trying`);
         return EXIT.failed;
       }
-      default: {
-        const never: never = outcome;
-        return never;
-      }
+      default:
+        return unreachable(outcome, 'outcome');
     }
   } finally {
     if (ticker) clearInterval(ticker);

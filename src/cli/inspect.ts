@@ -59,7 +59,8 @@ export function hashOf(args: readonly string[]): { hash: string } | { error: str
   if (name === undefined || host === undefined || rport === undefined || lport === undefined || args.length > 6) {
     return { error: `expected <name> <remote_host> <remote_port> <local_port> [direction] [interactive], found ${args.length} argument(s)` };
   }
-  if (!/^(true|false)$/.test(interactive)) return { error: `interactive: expected true or false, found ${JSON.stringify(interactive)}` };
-  const hash = tunnelHash({ name: name === '' ? 'unnamed' : name, remote_host: host, remote_port: rport, local_port: lport, direction, interactive: interactive === 'true' });
+  // The text is hashed as written (`True` and `true` give other hashes), as in the config file.
+  if (!/^(true|false|yes|no)$/i.test(interactive)) return { error: `interactive: expected true or false, found ${JSON.stringify(interactive)}` };
+  const hash = tunnelHash({ name: name === '' ? 'unnamed' : name, remote_host: host, remote_port: rport, local_port: lport, direction, interactive });
   return { hash };
 }

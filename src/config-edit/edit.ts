@@ -1,7 +1,8 @@
 import { isMap, isScalar, isSeq, Scalar, type Document, type Pair, type YAMLMap, type YAMLSeq } from 'yaml';
 import { err, ok, type Result } from '../result.js';
-import { tunnelHash } from '../tunnel/hash.js';
+import { entryHash, readInteractive } from '../config/identity.js';
 import { parseEditable, printEditable, scalarText, type EditableDoc } from './yaml-doc.js';
+import { unreachable } from '../unreachable.js';
 
 /**
  * Editing the `tunnels:` list of the config file through the yaml Document API: nodes
@@ -44,16 +45,11 @@ export type Edit =
   /** The whole list replaced (the reference's `POST /config`); entries that keep their hash keep their node. */
   | { kind: 'replace'; tunnels: TunnelInput[] };
 
-/** The direction an entry without one has (SPEC §3), as the reference defaulted it. */
-export const DEFAULT_DIRECTION = 'remote_to_local';
-
-/** The hash of a tunnel from its fields as written (SPEC §5): absent name `unnamed`, absent direction the default. */
-export function entryHash(fields: TunnelFields, interactive: boolean): string {
-  return tunnelHash({
-    ...fields,
-    name: fields.name === '' ? 'unnamed' : fields.name,
-    direction: fields.direction === '' ? DEFAULT_DIRECTION : fields.direction,
-    interactive,
+/** The hash a tunnel sent by a client gets once written (SPEC §5), read by the one identity rule of the config. */
+export function inputHash(t: TunnelInput): string {
+  return entryHash((key) => {
+    if (key === 'interactive') return t.interactive === undefined ? undefined : new Scalar(String(t.interactive));
+    return new Scalar(t.fields[key]);
   });
 }
 
@@ -89,10 +85,11 @@ function viewOf(text: string, item: unknown, index: number): EntryView {
   if (!isMap(item)) return { index, line: lineOf(text, range?.[0]), fields: empty, interactive: false, other_keys: [], hash: null };
   const fields = { ...empty };
   for (const f of FORM_FIELDS) fields[f] = fieldText(item, f);
-  const interactive = /^(true|yes)$/i.test(fieldText(item, 'interactive'));
+  const reading = readInteractive(item.get('interactive', true));
+  const interactive = reading.ok && reading.value;
   const keys = item.items.map((p) => scalarText(p.key) ?? '?');
   const other_keys = keys.filter((k) => !(FORM_FIELDS as readonly string[]).includes(k));
-  const hash = entryHash(fields, interactive);
+  const hash = entryHash((f) => item.get(f, true));
   return { index, line: lineOf(text, range?.[0]), fields, interactive, other_keys, hash };
 }
 
@@ -150,15 +147,15 @@ function setField(doc: Document, map: YAMLMap, field: FormField, value: string):
 }
 
 /**
- * Sets `interactive` when the client said something: `true` is written, `false` is
- * written only over an existing key (an absent key already means false).
+ * Sets `interactive` when the client said something and it differs from what the entry
+ * means: written as a plain `true`/`false` (an absent key already means false).
  */
 function setInteractive(doc: Document, map: YAMLMap, value: boolean | undefined): void {
   if (value === undefined) return;
   const node = map.get('interactive', true);
-  const current = /^(true|yes)$/i.test(scalarText(node) ?? '');
-  if (node !== undefined && current === value && isScalar(node) && typeof node.value !== 'string') return;
-  if (node === undefined && !value) return;
+  // Any spelling that already means the value stays as written: its text is part of the hash.
+  const current = readInteractive(node);
+  if (current.ok && current.value === value) return;
   if (isScalar(node)) {
     node.value = value;
     node.type = 'PLAIN';
@@ -171,7 +168,7 @@ function setInteractive(doc: Document, map: YAMLMap, value: boolean | undefined)
 /** Replaces the whole list: an entry with an incoming hash is kept as it is; one at the same place is edited in place; the rest are new. */
 function replaceAll(doc: Document, seq: YAMLSeq, tunnels: readonly TunnelInput[], text: string): void {
   const old = seq.items.map((item, i) => ({ item, view: viewOf(text, item, i) }));
-  const incoming = tunnels.map((t) => entryHash(t.fields, t.interactive ?? false));
+  const incoming = tunnels.map((t) => inputHash({ ...t, interactive: t.interactive ?? false }));
   const used = new Set<number>();
   const keptByHash = incoming.map((h) => {
     const j = old.findIndex((o, k) => !used.has(k) && o.view.hash === h);
@@ -278,9 +275,7 @@ export function applyEdit(text: string, edit: Edit): Result<string, EditFailure>
       if ((removed as { spaceBefore?: boolean }).spaceBefore && next) next.spaceBefore = true;
       return ok(printEditable(e));
     }
-    default: {
-      const never: never = edit;
-      return never;
-    }
+    default:
+      return unreachable(edit, 'edit');
   }
 }
