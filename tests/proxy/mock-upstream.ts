@@ -79,7 +79,7 @@ export async function startMockUpstream(): Promise<MockUpstream> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      let json: Record<string, unknown> | null = null;
+      let json: Record<string, unknown> | null;
       try {
         json = JSON.parse(body) as Record<string, unknown>;
       } catch {
