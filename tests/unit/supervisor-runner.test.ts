@@ -464,7 +464,7 @@ describe('restart', () => {
     const r = h.runner();
     const child = await startRunning(h, r);
     const before = h.records.length;
-    r.restart();
+    void r.restart();
     await h.clock.advance(200);
     expect(child.signals).toEqual(['SIGTERM']);
     expect(h.children).toHaveLength(2);
@@ -476,7 +476,7 @@ describe('restart', () => {
   it('out of STOPPED is a start', async () => {
     const h = harness();
     const r = h.runner();
-    r.restart();
+    void r.restart();
     await h.clock.advance(0);
     expect(h.children).toHaveLength(1);
     expect(r.status()).toMatchObject({ status: 'STARTING', restarts: 0 });
