@@ -1,5 +1,4 @@
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import { isLoopback } from '../api/listen.js';
 import type { DirectionMode } from '../tunnel/spec.js';

@@ -31,10 +31,10 @@ proxy:
       api_key: \${GPU1_KEY}
 `;
 
-const hashOf = (name: string, host: string, rp: string, lp: string, dir: string, interactive = false) =>
+const hashOf = (name: string, host: string, rp: string, lp: string, dir: string, interactive = 'false') =>
   tunnelHash({ name, remote_host: host, remote_port: rp, local_port: lp, direction: dir, interactive });
 const DB = hashOf('db', 'user@bastion', '5432', '127.0.0.1:15432', 'remote_to_local');
-const WEB = hashOf('web', 'edge', '8080', '18080', 'local_to_remote', true);
+const WEB = hashOf('web', 'edge', '8080', '18080', 'local_to_remote', 'true');
 
 const engines: FakeEngine[] = [];
 afterEach(() => {

@@ -11,9 +11,8 @@ import { FakeEngine, SAMPLE, type Entry } from './api-fake-engine.js';
 
 export function build(opts: { entries?: Entry[]; transport?: 'tcp' | 'socket'; tokens?: string[] | null; proxy?: boolean; keepAliveMs?: number; configPath?: string } = {}) {
   const engine = new FakeEngine(opts.entries ?? SAMPLE);
-  const configPath = opts.configPath ?? join(mkdtempSync(join(tmpdir(), 'tm-api-')), 'config.yaml');
   const logs: Record<string, unknown>[] = [];
-  const configFile = new ConfigStore({ path: configPath, writer: 'api', mode: 'default', backupDir: join(configPath, '..', 'backups'), keepBackups: 3, log: (e) => logs.push(e) });
+  const { configPath, configFile } = tempConfigFile(opts.configPath, (e) => logs.push(e));
   const metrics = createMetrics(engine, { processMetrics: false });
   const bugs: unknown[] = [];
   const proxy = new Hono();
@@ -29,6 +28,13 @@ export function build(opts: { entries?: Entry[]; transport?: 'tcp' | 'socket'; t
     onBug: (e) => bugs.push(e),
   });
   return { engine, app, metrics, bugs, configPath, logs };
+}
+
+/** The file the /config routes edit: a config.yaml in a fresh temp folder unless `path` is given (it need not exist). */
+export function tempConfigFile(path?: string, log: (e: Record<string, unknown>) => void = () => undefined) {
+  const configPath = path ?? join(mkdtempSync(join(tmpdir(), 'tm-api-')), 'config.yaml');
+  const configFile = new ConfigStore({ path: configPath, writer: 'api', mode: 'default', backupDir: join(configPath, '..', 'backups'), keepBackups: 3, log });
+  return { configPath, configFile };
 }
 
 /** Reads SSE items from a response body until `until` says stop (or the timeout). */
