@@ -44,9 +44,3 @@ export interface HealthBody {
   ok: true;
   config: { valid: boolean; error: string | null; missing: boolean };
 }
-
-/** GET /logs/:hash: the tunnel's recent ssh output, oldest first. */
-export type LogsBody = string[];
-
-/** SSE event names on GET /events; the data of each is the JSON record. */
-export type EventName = 'status' | 'reload';
