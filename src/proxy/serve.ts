@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { answerParserErrors, LISTENER_OPTIONS, requireHost } from '../http-listener.js';
 import type { ProxyDeps } from './deps.js';
 import { createProxyHandler } from './handler.js';
 
@@ -16,7 +17,8 @@ export function startProxyServer(options: { host: string; port: number; deps: Pr
   const handler = createProxyHandler(options.deps);
   // Streams may stay open for as long as the upstream keeps talking; the per-provider
   // timeouts bound them, not Node's request timer.
-  const server = http.createServer({ requestTimeout: 0, noDelay: true, keepAliveTimeout: 65_000 }, handler);
+  const server = http.createServer({ requestTimeout: 0, noDelay: true, keepAliveTimeout: 65_000, ...LISTENER_OPTIONS }, requireHost(handler));
+  answerParserErrors(server);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {
