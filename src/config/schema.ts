@@ -53,7 +53,7 @@ export function readConfig(tree: Tree, js: unknown, mode: DirectionMode): Config
   }
   checkConflicts(tree, entries, mode);
 
-  const proxy = readProxy(tree, sections.get('proxy'), data.proxy);
+  const proxy = readProxy(tree, sections.get('proxy'), data.proxy, entries.map((e) => e.spec.name));
 
   return tree.errors.length > 0 ? null : { tunnels: entries.map((e) => e.spec), proxy };
 }
