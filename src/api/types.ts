@@ -29,7 +29,15 @@ export type ListRecord = Record<string, unknown> & { hash: string; name: string 
 /** GET /health: always 200 while the daemon runs. */
 export interface HealthBody {
   ok: true;
-  config: { valid: boolean; error: string | null; missing: boolean };
+  config: {
+    valid: boolean;
+    error: string | null;
+    missing: boolean;
+    /** How much of the file on disk is in force: all, partial (entries with problems left out), none. */
+    applied: 'all' | 'partial' | 'none';
+    /** The entries left out, each with its problems (formatted with line and column). */
+    rejected: { index: number; line: number; column: number; problems: string[] }[];
+  };
 }
 
 /** GET /logs/:hash: the tunnel's recent ssh output, oldest first. */

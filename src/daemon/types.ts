@@ -1,15 +1,25 @@
-import type { ConfigProblem } from '../config/types.js';
+import type { ConfigProblem, RejectedEntry } from '../config/types.js';
 import type { ApplyReport, SupervisorApi } from '../supervisor/types.js';
 import type { TunnelSpec } from '../tunnel/spec.js';
 
 /** The config file's state as /health, /status and the panel report it. */
 export interface ConfigHealth {
   path: string;
-  /** False while the file on disk is invalid (the last good config keeps running). */
+  /** False while the file on disk has any problem. */
   valid: boolean;
+  /**
+   * How much of the file on disk is in force: `all`; `partial` (its valid entries run,
+   * the entries with problems are left out, and nothing that was running was stopped or
+   * changed); `none` (not usable, or missing: the last good config keeps running).
+   */
+  applied: 'all' | 'partial' | 'none';
   /** The problems, formatted one per line with line and column; null when valid. */
   error: string | null;
   problems: ConfigProblem[];
+  /** Entries left out because of their problems (the others run). */
+  rejected: RejectedEntry[];
+  /** Hashes of running tunnels the file no longer has as they are: kept until a file without problems. */
+  held: string[];
   /** True when the file does not exist (the last good config, or none, keeps running). */
   missing: boolean;
   /** Warnings of the config in force (unknown keys). */
@@ -23,13 +33,15 @@ export interface ReloadRecord {
   type: 'reload';
   at: string;
   ok: boolean;
-  /** Why nothing was applied (invalid file, missing file), else null. */
+  /** The file's problems (invalid, missing, or entries left out when `ok` and `left_out` > 0), else null. */
   error: string | null;
   added: string[];
   removed: string[];
   unchanged: string[];
   /** Same hash, other ssh_options: restarted. */
   changed: string[];
+  /** Entries of the file left out because of their problems (`error` lists them); 0 when none. */
+  left_out: number;
 }
 
 export type EngineEvent = ReloadRecord;

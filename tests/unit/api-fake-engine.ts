@@ -26,7 +26,7 @@ export function spec(e: Entry, line = 1): TunnelSpec {
   const name = e.name ?? 'unnamed';
   const interactive = e.interactive ?? false;
   return {
-    hash: tunnelHash({ name, remote_host: e.remote_host, remote_port: rp, local_port: lp, direction: e.direction, interactive }),
+    hash: tunnelHash({ name, remote_host: e.remote_host, remote_port: rp, local_port: lp, direction: e.direction, interactive: String(interactive) }),
     name,
     remote_host: e.remote_host,
     remote_port: remote.value,
@@ -51,7 +51,7 @@ export class FakeEngine implements EngineApi {
   private timers = new Set<NodeJS.Timeout>();
   outcomes = new Map<string, Outcome>();
   delayMs = 30;
-  health: ConfigHealth = { path: '/etc/tunnels/config.yaml', valid: true, error: null, problems: [], missing: false, warnings: [], loaded_at: '2024-01-01T00:00:00.000Z' };
+  health: ConfigHealth = { path: '/etc/tunnels/config.yaml', valid: true, applied: 'all', error: null, problems: [], rejected: [], held: [], missing: false, warnings: [], loaded_at: '2024-01-01T00:00:00.000Z' };
   nextReload: Partial<ReloadRecord> | null = null;
   /** Makes every supervisor call throw, to exercise the 500 path. */
   broken = false;
@@ -172,6 +172,8 @@ export class FakeEngine implements EngineApi {
       added: [],
       removed: [],
       unchanged: this.specs.map((s) => s.hash),
+      changed: [],
+      left_out: 0,
       ...this.nextReload,
     };
     for (const l of this.reloadListeners) l(r);
