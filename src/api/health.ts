@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { formatProblem } from '../config/load.js';
-import type { EngineApi } from '../daemon/types.js';
+import type { EngineApi } from './engine-api.js';
 import { internalErrorHandler } from './errors.js';
 import type { HealthBody } from './types.js';
 

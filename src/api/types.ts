@@ -3,7 +3,22 @@
  * of the daemon, so the two sides agree on the shapes without sharing code.
  */
 export type { StatusRecord, TunnelState, LastExit } from '../tunnel/status.js';
-export type { ReloadRecord } from '../daemon/types.js';
+
+/** What one reload did; sent on /events as `{"type":"reload", ...}`. */
+export interface ReloadRecord {
+  type: 'reload';
+  at: string;
+  ok: boolean;
+  /** The file's problems (invalid, missing, or entries left out when `ok` and `left_out` > 0), else null. */
+  error: string | null;
+  added: string[];
+  removed: string[];
+  unchanged: string[];
+  /** Same hash, other ssh_options: restarted. */
+  changed: string[];
+  /** Entries of the file left out because of their problems (`error` lists them); 0 when none. */
+  left_out: number;
+}
 
 /** Every error body: `{"error": {"code", "message"}}`; `matches` only for an ambiguous prefix. */
 export interface ApiErrorBody {

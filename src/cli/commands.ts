@@ -4,6 +4,7 @@ import { call, openEvents, type ApiResponse, type Unreachable } from './client.j
 import { formatConfigProblem, formatList, formatProgress, formatRecordLine, formatReload, formatStatus, shortHash, type FormatOptions } from './format.js';
 import type { Target } from './target.js';
 import { WaitTracker, type WaitOutcome } from './wait.js';
+import { unreachable } from '../unreachable.js';
 
 /** Exit codes of SPEC §7. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3 } as const;
@@ -134,10 +135,8 @@ export async function runCommand(name: CommandName, hash: string | null, ctx: Co
       // Entries left out are a config the user has to fix, even though the rest was applied.
       return record.value.left_out > 0 ? EXIT.failed : EXIT.ok;
     }
-    default: {
-      const never: never = name;
-      return never;
-    }
+    default:
+      return unreachable(name, 'command');
   }
 }
 
@@ -272,10 +271,8 @@ async function start(ctx: CommandContext, path: string, single: boolean): Promis
         line(ctx, `gave up waiting after ${ctx.timeoutMs / 1000} s: ${which.join('; ')}; the daemon keeps trying`);
         return EXIT.failed;
       }
-      default: {
-        const never: never = outcome;
-        return never;
-      }
+      default:
+        return unreachable(outcome, 'outcome');
     }
   } finally {
     if (ticker) clearInterval(ticker);

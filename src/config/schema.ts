@@ -67,7 +67,7 @@ export function readConfig(tree: Tree, js: unknown, mode: DirectionMode): ReadDo
   const whole = entries.filter((e) => !tree.errors.some((p) => entryIndexOf(p.field) === e.index));
   const accepted = checkConflicts(tree, whole, mode);
 
-  const proxy = readProxy(tree, sections.get('proxy'), data.proxy);
+  const proxy = readProxy(tree, sections.get('proxy'), data.proxy, entries.map((e) => e.spec.name));
 
   return { entries: accepted, items, proxy };
 }

@@ -3,7 +3,9 @@ import { EMPTY_CONFIG, type Config, type LoadResult } from '../config/types.js';
 import type { SupervisorApi } from '../supervisor/types.js';
 import type { DirectionMode } from '../tunnel/spec.js';
 import { createReloadQueue } from './reload-queue.js';
-import type { ConfigHealth, EngineApi, ReloadRecord } from './types.js';
+import type { ConfigHealth, EngineApi } from '../api/engine-api.js';
+import type { ReloadRecord } from '../api/types.js';
+import { unreachable } from '../unreachable.js';
 
 export interface ConfigInForceOptions {
   configPath: string;
@@ -110,10 +112,8 @@ export function createConfigInForce(opts: ConfigInForceOptions): ConfigInForce {
         record = { type: 'reload', at, ok: true, error: null, ...report, changed: report.changed ?? [], left_out: 0 };
         break;
       }
-      default: {
-        const never: never = load;
-        throw new Error(`unexpected load result ${JSON.stringify(never)}`);
-      }
+      default:
+        return unreachable(load, 'config load result');
     }
     opts.log({
       event: 'reload',

@@ -2,10 +2,10 @@ import { createDaemonApp } from '../api/app.js';
 import { createMetrics } from '../api/metrics.js';
 import { startListeners } from '../api/server.js';
 import { watchConfig } from '../config/watch.js';
-import { createProxyApp } from '../proxy/index.js';
+import { createProxyApp, createProxyMetrics } from '../proxy/index.js';
 import { createSupervisor } from '../supervisor/index.js';
 import { createConfigInForce, type ConfigInForce } from './config-in-force.js';
-import { tunnelListeningOn } from './local-tunnel.js';
+import { localEndOf, tunnelListeningOn } from './local-tunnel.js';
 import type { Log } from './log.js';
 import type { DaemonSettings } from './settings.js';
 
@@ -51,17 +51,24 @@ export async function startDaemon(settings: DaemonSettings, log: Log, env: NodeJ
     });
     await engine.reload();
 
+    const proxyMetrics = createProxyMetrics();
     const proxy = createProxyApp({
       getConfig: () => engine.config().proxy,
       env,
       log,
+      metrics: proxyMetrics,
+      tunnel(name) {
+        const end = localEndOf(engine.tunnels(), settings.mode, name);
+        const s = end ? supervisor.status(end.hash) : undefined;
+        return end && s ? { state: s.status, localHost: end.host, localPort: end.port } : undefined;
+      },
       tunnelForLocalEndpoint(host, port) {
         const t = tunnelListeningOn(engine.tunnels(), settings.mode, host, port);
         const s = t ? supervisor.status(t.hash) : undefined;
         return t && s ? { name: t.name, hash: t.hash, status: s.status } : undefined;
       },
     });
-    const metrics = createMetrics(engine);
+    const metrics = createMetrics(engine, { also: [proxyMetrics.registry] });
     listeners = await startListeners({
       tcpApp: createDaemonApp({ engine, transport: 'tcp', tokens: settings.tokens, proxy, metrics }),
       socketApp: createDaemonApp({ engine, transport: 'socket', tokens: null, metrics }),

@@ -1,6 +1,7 @@
 // An in-memory EngineApi for the API and CLI tests: tunnels move between states on
 // start/stop the way the real supervisor reports them, without ssh.
-import type { ConfigHealth, EngineApi, ReloadRecord } from '../../src/daemon/types.js';
+import type { ConfigHealth, EngineApi } from '../../src/api/engine-api.js';
+import type { ReloadRecord } from '../../src/api/types.js';
 import type { SupervisorApi, SupervisorEvent } from '../../src/supervisor/types.js';
 import { parseEndpoint } from '../../src/tunnel/endpoint.js';
 import { tunnelHash } from '../../src/tunnel/hash.js';
@@ -119,6 +120,10 @@ export class FakeEngine implements EngineApi {
       this.guard();
       if (this.records.get(hash)?.status === 'STOPPED') return this.records.get(hash) as StatusRecord;
       return this.set(hash, 'STOPPED', { pid: null, next_retry_at: null });
+    },
+    restart: async (hash) => {
+      await this.supervisor.stop(hash);
+      return this.supervisor.start(hash);
     },
     startAll: async () => {
       this.guard();

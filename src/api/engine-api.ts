@@ -1,6 +1,7 @@
 import type { ConfigProblem, RejectedEntry } from '../config/types.js';
-import type { ApplyReport, SupervisorApi } from '../supervisor/types.js';
+import type { SupervisorApi } from '../supervisor/types.js';
 import type { TunnelSpec } from '../tunnel/spec.js';
+import type { ReloadRecord } from './types.js';
 
 /** The config file's state as /health, /status and the panel report it. */
 export interface ConfigHealth {
@@ -28,24 +29,6 @@ export interface ConfigHealth {
   loaded_at: string | null;
 }
 
-/** What one reload did; sent on /events as `{"type":"reload", ...}`. */
-export interface ReloadRecord {
-  type: 'reload';
-  at: string;
-  ok: boolean;
-  /** The file's problems (invalid, missing, or entries left out when `ok` and `left_out` > 0), else null. */
-  error: string | null;
-  added: string[];
-  removed: string[];
-  unchanged: string[];
-  /** Same hash, other ssh_options: restarted. */
-  changed: string[];
-  /** Entries of the file left out because of their problems (`error` lists them); 0 when none. */
-  left_out: number;
-}
-
-export type EngineEvent = ReloadRecord;
-
 /**
  * The running daemon as its API sees it: the supervisor plus the config in force.
  * Built by the composition root; the API only reads it and calls its methods.
@@ -59,5 +42,3 @@ export interface EngineApi {
   reload(): Promise<ReloadRecord>;
   subscribeReloads(listener: (r: ReloadRecord) => void): () => void;
 }
-
-export type { ApplyReport };
