@@ -21,7 +21,6 @@ const STATE_COLOR: Record<TunnelState, keyof typeof ANSI> = {
 };
 
 const paint = (on: boolean, color: keyof typeof ANSI, text: string) => (on ? `${ANSI[color]}${text}${ANSI.reset}` : text);
-// eslint-disable-next-line no-control-regex
 const visible = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
 
 /** Whether to colour: a terminal, and NO_COLOR unset or empty (https://no-color.org). */
