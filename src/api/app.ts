@@ -13,8 +13,8 @@ import { createReloadApp } from './reload.js';
 
 export interface DaemonAppOptions {
   engine: EngineApi;
-  /** The config file, edited through the /config routes (the only way the daemon writes it). */
-  configFile: ConfigStore;
+  /** The config file, edited through the /config routes (the only way the daemon writes it); without it (tests of other routes) those routes are absent. */
+  configFile?: ConfigStore;
   /** Which listener the app serves: the token applies to TCP only (the socket is mode 0600). */
   transport: 'tcp' | 'socket';
   /** Accepted bearer tokens (TUNNEL_API_TOKEN), or null for none. */
@@ -57,7 +57,7 @@ export function createDaemonApp(opts: DaemonAppOptions): Hono {
   app.route('/', createHealthApp(engine, onBug));
   app.route('/', createControlApp(engine, onBug));
   app.route('/', createLogsApp(engine, onBug));
-  app.route('/', createConfigApp(engine, opts.configFile, onBug));
+  if (opts.configFile) app.route('/', createConfigApp(engine, opts.configFile, onBug));
   app.route('/', createReloadApp(engine, onBug));
   app.route('/', createEventsApp(engine, { keepAliveMs: opts.keepAliveMs, onBug }));
   app.route('/', createMetricsApp(opts.metrics, onBug));

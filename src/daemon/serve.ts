@@ -5,13 +5,13 @@ import { watchConfig } from '../config/watch.js';
 import { ConfigStore, defaultBackupDir } from '../config-edit/store.js';
 import { createProxyApp, createProxyMetrics } from '../proxy/index.js';
 import { createSupervisor } from '../supervisor/index.js';
-import { createEngine, type Engine } from './engine.js';
+import { createConfigInForce, type ConfigInForce } from './config-in-force.js';
 import { localEndOf, tunnelListeningOn } from './local-tunnel.js';
 import type { Log } from './log.js';
 import type { DaemonSettings } from './settings.js';
 
 export interface RunningDaemon {
-  engine: Engine;
+  engine: ConfigInForce;
   tcpPort: number;
   /** The one shutdown path: stop watching → stop every ssh child → close listeners (and the socket). Idempotent. */
   close(): Promise<void>;
@@ -30,7 +30,7 @@ export async function startDaemon(settings: DaemonSettings, log: Log, env: NodeJ
     mode: settings.mode,
     log,
   });
-  const engine = createEngine({ configPath: settings.configPath, mode: settings.mode, supervisor, log });
+  const engine = createConfigInForce({ configPath: settings.configPath, mode: settings.mode, supervisor, log });
 
   let watcher: { close(): Promise<void> } | null = null;
   let listeners: { tcpPort: number; close(): Promise<void> } | null = null;

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMetrics } from '../../src/api/metrics.js';
 import { ConfigStore } from '../../src/config-edit/store.js';
-import { SseParser, type SseItem } from '../../src/cli/sse.js';
+import { SseParser, type SseItem } from '../../src/api/sse-parser.js';
 import { FakeEngine, SAMPLE, type Entry } from './api-fake-engine.js';
 
 export function build(opts: { entries?: Entry[]; transport?: 'tcp' | 'socket'; tokens?: string[] | null; proxy?: boolean; keepAliveMs?: number; configPath?: string } = {}) {
