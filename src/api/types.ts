@@ -54,9 +54,3 @@ export interface HealthBody {
     rejected: { index: number; line: number; column: number; problems: string[] }[];
   };
 }
-
-/** GET /logs/:hash: the tunnel's recent ssh output, oldest first. */
-export type LogsBody = string[];
-
-/** SSE event names on GET /events; the data of each is the JSON record. */
-export type EventName = 'status' | 'reload';
