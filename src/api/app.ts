@@ -5,7 +5,7 @@ import { bearerAuth } from './auth.js';
 import { createConfigApp } from './config-routes.js';
 import { createControlApp } from './control.js';
 import { apiError, internalErrorHandler } from './errors.js';
-import { createEventsApp } from './events.js';
+import { createEventsApp, type EventStreamSlots } from './events.js';
 import { createHealthApp } from './health.js';
 import { createLogsApp } from './logs.js';
 import { createMetricsApp, type DaemonMetrics } from './metrics.js';
@@ -27,6 +27,8 @@ export interface DaemonAppOptions {
   onBug?: (e: unknown, c: Context) => void;
   /** Interval of SSE keep-alive comments (tests shorten it). */
   keepAliveMs?: number;
+  /** The /events cap; pass one instance to every listener's app so that the cap is daemon-wide. */
+  eventSlots?: EventStreamSlots;
 }
 
 /** The routes, for 405 answers with an Allow header instead of a misleading 404. */
@@ -59,7 +61,7 @@ export function createDaemonApp(opts: DaemonAppOptions): Hono {
   app.route('/', createLogsApp(engine, onBug));
   if (opts.configFile) app.route('/', createConfigApp(engine, opts.configFile, onBug));
   app.route('/', createReloadApp(engine, onBug));
-  app.route('/', createEventsApp(engine, { keepAliveMs: opts.keepAliveMs, onBug }));
+  app.route('/', createEventsApp(engine, { keepAliveMs: opts.keepAliveMs, slots: opts.eventSlots, onBug }));
   app.route('/', createMetricsApp(opts.metrics, onBug));
   if (opts.proxy) app.route('/v1', opts.proxy);
 

@@ -1,4 +1,5 @@
 import { createDaemonApp } from '../api/app.js';
+import { EventStreamSlots } from '../api/events.js';
 import { createMetrics } from '../api/metrics.js';
 import { startListeners } from '../api/server.js';
 import { watchConfig } from '../config/watch.js';
@@ -79,9 +80,10 @@ export async function startDaemon(settings: DaemonSettings, log: Log, env: NodeJ
       keepBackups: 10,
       log,
     });
+    const eventSlots = new EventStreamSlots();
     listeners = await startListeners({
-      tcpApp: createDaemonApp({ engine, configFile, transport: 'tcp', tokens: settings.tokens, proxy, metrics }),
-      socketApp: createDaemonApp({ engine, configFile, transport: 'socket', tokens: null, metrics }),
+      tcpApp: createDaemonApp({ engine, configFile, transport: 'tcp', tokens: settings.tokens, proxy, metrics, eventSlots }),
+      socketApp: createDaemonApp({ engine, configFile, transport: 'socket', tokens: null, metrics, eventSlots }),
       listen: settings.listen,
       socketPath: settings.socketPath,
       tokens: settings.tokens,

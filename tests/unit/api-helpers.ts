@@ -4,12 +4,13 @@ import { createDaemonApp } from '../../src/api/app.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { EventStreamSlots } from '../../src/api/events.js';
 import { createMetrics } from '../../src/api/metrics.js';
 import { ConfigStore } from '../../src/config-edit/store.js';
 import { SseParser, type SseItem } from '../../src/api/sse-parser.js';
 import { FakeEngine, SAMPLE, type Entry } from './api-fake-engine.js';
 
-export function build(opts: { entries?: Entry[]; transport?: 'tcp' | 'socket'; tokens?: string[] | null; proxy?: boolean; keepAliveMs?: number; configPath?: string } = {}) {
+export function build(opts: { entries?: Entry[]; transport?: 'tcp' | 'socket'; tokens?: string[] | null; proxy?: boolean; keepAliveMs?: number; eventSlots?: EventStreamSlots; configPath?: string } = {}) {
   const engine = new FakeEngine(opts.entries ?? SAMPLE);
   const logs: Record<string, unknown>[] = [];
   const { configPath, configFile } = tempConfigFile(opts.configPath, (e) => logs.push(e));
@@ -25,6 +26,7 @@ export function build(opts: { entries?: Entry[]; transport?: 'tcp' | 'socket'; t
     metrics,
     proxy: opts.proxy ? proxy : undefined,
     keepAliveMs: opts.keepAliveMs,
+    eventSlots: opts.eventSlots,
     onBug: (e) => bugs.push(e),
   });
   return { engine, app, metrics, bugs, configPath, logs };
