@@ -1,21 +1,8 @@
 // A tunnel's optional `health_check:` (SPEC §5): what catches a tunnel ssh never
 // reports broken, such as a frozen client. Read here, run by the supervisor.
 import { isMap, isScalar } from 'yaml';
+import type { HealthCheck } from '../tunnel/spec.js';
 import { child, describe, keyText, quote, type Tree } from './tree.js';
-
-export type HealthCheckType = 'tcp' | 'http';
-
-/** A validated health_check. */
-export interface HealthCheck {
-  /** tcp: a connection through the forward stays open; http: a request through it gets any answer. */
-  type: HealthCheckType;
-  /** Seconds between checks. */
-  interval: number;
-  /** Consecutive failures after which the tunnel is restarted. */
-  failures: number;
-  /** For http: the request path (default `/`). */
-  path: string;
-}
 
 export const HEALTH_CHECK_FIELDS = ['type', 'interval', 'failures', 'path'] as const;
 export const HEALTH_CHECK_DEFAULTS = { interval: 10, failures: 3, path: '/' } as const;
@@ -53,7 +40,7 @@ export function readHealthCheck(tree: Tree, raw: unknown, path: string): HealthC
       values.set(key, tree.deref(pair.value));
     }
   }
-  let type: HealthCheckType | null = null;
+  let type: HealthCheck['type'] | null = null;
   const typeNode = values.get('type');
   const typeValue = isScalar(typeNode) ? typeNode.value : undefined;
   if (typeValue === 'tcp' || typeValue === 'http') type = typeValue;

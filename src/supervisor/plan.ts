@@ -4,10 +4,11 @@ import type { DirectionMode, TunnelSpec } from '../tunnel/spec.js';
 import { forwardSpec, sshArgs, SSH_DEFAULTS } from '../tunnel/ssh-args.js';
 import type { TunnelPlan } from './runner.js';
 import { spacingKey } from './spacing.js';
-import type { HostInfo } from './ssh-host.js';
+import type { HostInfo } from '../ssh-config/settings.js';
 
 export interface PlanContext {
   sshBin: string;
+  /** The daemon's ssh config (ssh-config/daemon-config.ts), which Includes the user's. */
   sshConfigPath: string | null;
   mode: DirectionMode;
   /** The daemon's writable known_hosts, listed first. */

@@ -137,7 +137,7 @@ export class Runner {
   private readonly ring: LineRing;
 
   constructor(
-    private plan: TunnelPlan,
+    private currentPlan: TunnelPlan,
     private readonly deps: RunnerDeps,
   ) {
     this.since = deps.clock.now();
@@ -145,16 +145,20 @@ export class Runner {
   }
 
   get hash(): string {
-    return this.plan.spec.hash;
+    return this.currentPlan.spec.hash;
   }
 
   get spec(): TunnelSpec {
-    return this.plan.spec;
+    return this.currentPlan.spec;
   }
 
   /** Used by the next spawn; the supervisor stops the runner first when the spec changed. */
   setPlan(plan: TunnelPlan): void {
-    this.plan = plan;
+    this.currentPlan = plan;
+  }
+
+  get plan(): TunnelPlan {
+    return this.currentPlan;
   }
 
   logs(): string[] {
@@ -181,7 +185,7 @@ export class Runner {
 
   status(): StatusRecord {
     const s = this.state;
-    const spec = this.plan.spec;
+    const spec = this.currentPlan.spec;
     const iso = (t: number) => new Date(t).toISOString();
     let pid: number | null = null;
     if ((s.id === 'starting' || s.id === 'running' || s.id === 'stopping') && s.child !== null) pid = s.child.pid;
@@ -281,7 +285,7 @@ export class Runner {
   private async runAttempt(attempt: Attempt): Promise<void> {
     const { clock, spacer, spawn, registry } = this.deps;
     const { signal } = attempt.ctrl;
-    const plan = this.plan;
+    const plan = this.currentPlan;
     const release = await spacer.acquire(plan.spacingKey, signal);
     if (release === null) return;
     // The host's slot is freed at login, or when the attempt ends without one.
@@ -468,16 +472,16 @@ export class Runner {
 
   private explain(exit: ChildExit, lines: readonly string[], reason: AbortReason | null): Failure {
     if (exit.spawnError !== null) return spawnFailure(exit.spawnError);
-    if (reason === 'start-timeout') return startTimeoutFailure(Math.round(this.plan.startTimeoutMs / 1000));
-    return classifyExit({ code: exit.code, signal: exit.signal, lines, flag: this.plan.flag, remoteBind: this.plan.remoteBind });
+    if (reason === 'start-timeout') return startTimeoutFailure(Math.round(this.currentPlan.startTimeoutMs / 1000));
+    return classifyExit({ code: exit.code, signal: exit.signal, lines, flag: this.currentPlan.flag, remoteBind: this.currentPlan.remoteBind });
   }
 
   private probeTarget(failure: Failure): ProbeTarget | null {
     switch (failure.probe) {
       case 'ssh-port':
-        return this.plan.sshEndpoint !== null ? { kind: 'ssh-port', ...this.plan.sshEndpoint } : null;
+        return this.currentPlan.sshEndpoint !== null ? { kind: 'ssh-port', ...this.currentPlan.sshEndpoint } : null;
       case 'local-bind':
-        return this.plan.localBind !== null ? { kind: 'local-bind', ...this.plan.localBind } : null;
+        return this.currentPlan.localBind !== null ? { kind: 'local-bind', ...this.currentPlan.localBind } : null;
       case null:
         return null;
       default: {
