@@ -5,14 +5,14 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { DirectionMode, TunnelSpec } from '../tunnel/spec.js';
 import type { DesiredState, StatusRecord } from '../tunnel/status.js';
-import { DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
+import { DEFAULT_BACKOFF } from './backoff.js';
 import { ChildRegistry, endLeftovers } from './children.js';
 import { systemClock, type Clock } from './clock.js';
 import { DesiredStore } from './desired.js';
 import { diffTunnels } from '../config/diff.js';
 import { buildPlan, type PlanContext } from './plan.js';
-import { tcpProbe, type Probe } from './probe.js';
-import { Runner, type RunnerDeps } from './runner.js';
+import { tcpProbe } from './probe.js';
+import { Runner, type RunnerDeps, type TunnelPlan } from './runner.js';
 import { SpawnSpacer } from './spacing.js';
 import { sshConfigReader, type ReadSshConfig, type SshView } from '../ssh-config/read.js';
 import { FALLBACK_HOST_INFO, type HostInfo } from '../ssh-config/settings.js';
@@ -25,22 +25,22 @@ import type { ApplyReport, SupervisorApi, SupervisorEvent } from './types.js';
 
 export interface SupervisorOptions {
   sshBin: string;
-  /** Passed to ssh (and ssh -G) as -F when set. */
+  /** The user's ssh config: read by ssh -G with -F when set, and Included by the daemon's own (ssh-config-file.ts). */
   sshConfigPath: string | null;
   stateDir: string;
   mode: DirectionMode;
   log?: (entry: Record<string, unknown>) => void;
-  // Seams for tests.
-  clock?: Clock;
-  spawn?: SpawnSsh;
-  probe?: Probe;
-  readSshConfig?: ReadSshConfig;
-  policy?: Partial<BackoffPolicy>;
-  /** SIGTERM → SIGKILL grace period, default 3 s. */
-  graceMs?: number;
+  /**
+   * Spawns ssh in a pseudo-terminal, for interactive tunnels (SPEC §13). Without one
+   * their ssh runs like any other's, with no terminal: a key logs in, a password cannot.
+   */
+  spawnPty?: SpawnSsh;
+  /** Every line each tunnel's ssh writes, as it comes: where a health watcher reads channel errors (SPEC §5). */
+  onSshLine?: (hash: string, line: string) => void;
 }
 
 const DEFAULTS = {
+  // SIGTERM → SIGKILL.
   graceMs: 3_000,
   // Faults no probe watches (a remote port taken, a dropped connection) are retried at
   // least this often, so their end is noticed within the 5 s recovery bound.
@@ -58,11 +58,11 @@ const DEFAULTS = {
  * No tunnel starts before the first apply().
  */
 export async function createSupervisor(opts: SupervisorOptions): Promise<SupervisorApi> {
-  const clock = opts.clock ?? systemClock;
+  const clock = systemClock;
   const log = opts.log ?? (() => {});
   const paths = statePaths(opts.stateDir);
   prepareStateDir(paths);
-  const graceMs = opts.graceMs ?? DEFAULTS.graceMs;
+  const graceMs = DEFAULTS.graceMs;
   const leftovers = await endLeftovers(paths.children, graceMs, clock);
   if (leftovers.ended.length > 0) log({ event: 'leftover_ssh_ended', pids: leftovers.ended });
   if (leftovers.stuck.length > 0) log({ event: 'leftover_ssh_stuck', pids: leftovers.stuck });
@@ -94,7 +94,7 @@ class Supervisor implements SupervisorApi {
     graceMs: number,
     daemonSshConfig: string,
   ) {
-    this.readSshConfig = opts.readSshConfig ?? sshConfigReader(opts.sshBin, opts.sshConfigPath);
+    this.readSshConfig = sshConfigReader(opts.sshBin, opts.sshConfigPath);
     this.planContext = { sshBin: opts.sshBin, sshConfigPath: daemonSshConfig, mode: opts.mode, knownHostsPath };
     this.userConfigFiles = userConfigFiles(opts.sshConfigPath).map((f) => (f.startsWith('~/') ? join(homedir(), f.slice(2)) : f));
     this.sshConfigWatcher = watchSshConfig(
@@ -103,16 +103,18 @@ class Supervisor implements SupervisorApi {
     );
     this.runnerDeps = {
       clock,
-      spawn: opts.spawn ?? execaSpawn,
-      probe: opts.probe ?? tcpProbe,
+      spawn: execaSpawn,
+      spawnPty: opts.spawnPty ?? execaSpawn,
+      probe: tcpProbe,
       spacer: new SpawnSpacer(clock, DEFAULTS.spawnGapMs, DEFAULTS.maxLoginsInFlight),
       registry,
-      policy: { ...DEFAULT_BACKOFF, ...opts.policy },
+      policy: DEFAULT_BACKOFF,
       unprobedCapMs: DEFAULTS.unprobedCapMs,
       probeIntervalMs: DEFAULTS.probeIntervalMs,
       graceMs,
       logLines: DEFAULTS.logLines,
       onChange: (record) => this.emit({ type: 'status', record }),
+      ...(opts.onSshLine !== undefined ? { onLine: opts.onSshLine } : {}),
       log,
     };
   }
@@ -133,14 +135,19 @@ class Supervisor implements SupervisorApi {
           await runner?.stop();
         }),
       );
+      // A removed tunnel's wish goes with it: the file would otherwise grow with every
+      // edit that changes a hash, and a tunnel added back is a new entry that starts as
+      // configured.
+      this.desired.forget(diff.removed.map((t) => t.hash));
       await Promise.all(
         diff.changed.map(async ({ after }) => {
           const runner = this.runners.get(after.hash);
           if (runner === undefined) return;
-          const wasActive = runner.active;
-          await runner.stop();
+          // The next spawn uses the new plan; a restart replaces the child without passing through STOPPED.
           runner.setPlan(planFor(after));
-          if (this.autoStarts(after)) runner.start({ restart: wasActive });
+          if (!this.autoStarts(after)) await runner.stop();
+          else if (runner.active) await runner.restart();
+          else runner.start({ restart: false });
         }),
       );
       for (const spec of diff.added) {
@@ -178,10 +185,19 @@ class Supervisor implements SupervisorApi {
     return this.serial(async () => {
       const runner = this.runner(hash);
       this.desired.set([hash], 'started');
-      // An explicit start uses what the ssh config says now.
-      const hosts = await this.resolveHosts([runner.spec]);
-      runner.setPlan(buildPlan(runner.spec, this.planContext, hosts.get(hash) ?? FALLBACK_HOST_INFO));
+      await this.rereadFor(runner);
       runner.start({ restart: false });
+      return runner.status();
+    });
+  }
+
+  /** Sets desired=started and replaces the ssh child (a fresh login), or starts it if none runs. */
+  restart(hash: string): Promise<StatusRecord> {
+    return this.serial(async () => {
+      const runner = this.runner(hash);
+      this.desired.set([hash], 'started');
+      await this.rereadFor(runner);
+      await runner.restart();
       return runner.status();
     });
   }
@@ -270,11 +286,17 @@ class Supervisor implements SupervisorApi {
     return new Map(specs.map((s, i) => [s.hash, views[i]?.info ?? FALLBACK_HOST_INFO]));
   }
 
+  /** An explicit start or restart uses what the ssh config says now. */
+  private async rereadFor(runner: Runner): Promise<void> {
+    const hosts = await this.resolveHosts([runner.spec]);
+    runner.setPlan(buildPlan(runner.spec, this.planContext, hosts.get(runner.hash) ?? FALLBACK_HOST_INFO));
+  }
+
   /** A new plan for a tunnel left running: used by its next spawn; a retrying tunnel tries at once. */
-  private replan(hash: string, plan: ReturnType<typeof buildPlan>): void {
+  private replan(hash: string, plan: TunnelPlan): void {
     const runner = this.runners.get(hash);
     if (runner === undefined) return;
-    const before = JSON.stringify(runner.plan);
+    const before = JSON.stringify(runner.currentPlan);
     runner.setPlan(plan);
     if (JSON.stringify(plan) === before) return;
     this.log({ event: 'ssh_config_applied', hash });
