@@ -38,6 +38,7 @@ function plan(over: Partial<TunnelPlan> = {}, name = 't'): TunnelPlan {
     localBind: { host: '127.0.0.1', port: 15432 },
     spacingKey: 'bastion',
     startTimeoutMs: 15_000,
+    checkTarget: { host: '127.0.0.1', port: 15432 },
     ...over,
   };
 }
