@@ -1,7 +1,7 @@
 /** Starts a mock upstream and the proxy in front of it, with a config the test can change live. */
 import http from 'node:http';
 import { proxySchema, type ProxyConfig } from '../../src/config/proxy-schema.js';
-import { startProxyServer, type ProxyServer } from '../../src/proxy/index.js';
+import { startProxyServer, type ProxyDeps, type ProxyServer } from '../../src/proxy/index.js';
 import { startMockUpstream, type MockUpstream } from './mock-upstream.js';
 
 export interface Harness {
@@ -17,7 +17,7 @@ export interface Harness {
 
 export async function startHarness(
   raw: (mockBaseUrl: string) => unknown,
-  extra: { env?: NodeJS.ProcessEnv; tunnelForLocalEndpoint?: (host: string, port: number) => { name: string; hash: string; status: string } | undefined; maxBodyBytes?: number } = {},
+  extra: Omit<ProxyDeps, 'getConfig' | 'log'> = {},
 ): Promise<Harness> {
   const mock = await startMockUpstream();
   let config: ProxyConfig | null = parse(raw(mock.baseUrl));
@@ -69,7 +69,7 @@ export function call(
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
-          let json: unknown = null;
+          let json: unknown;
           try {
             json = JSON.parse(text);
           } catch {
