@@ -1,10 +1,15 @@
 #!/usr/bin/env node
 /**
  * Composition root of `tunnel-manager`: reads settings, builds the part asked for
- * (daemon, panel, proxy, check), wires signals and sets the exit code. The only
- * module that touches `process`.
+ * (daemon, panel, proxy, check), wires signals and sets the exit code. With
+ * cli/main.ts, the only module that reads the command line and the environment for
+ * settings, handles signals or sets the exit code. Elsewhere `process` serves only as
+ * the operating system's interface: signalling a child by pid (supervisor), the own
+ * pid in temporary file names, the uid and umask around the API socket, and the
+ * environment as the default where a caller passes none (`${VAR}` in proxy keys,
+ * SSH_AUTH_SOCK in `check`).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { homedir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { cac } from 'cac';
@@ -12,12 +17,14 @@ import { defaultSocketPath, defaultStateDir } from './api/paths.js';
 import { checkExitCode, formatReport, runChecks } from './check/index.js';
 import { loadConfigFile } from './config/load.js';
 import { watchConfig } from './config/watch.js';
+import { runMigrate } from './migrate/index.js';
 import { createLog, type Log } from './daemon/log.js';
 import { startDaemon } from './daemon/serve.js';
 import { daemonSettings, panelSettings, proxySettings, type Account, type Flags } from './daemon/settings.js';
 import { startPanel } from './panel/index.js';
 import { startProxyServer, type ProxyConfig } from './proxy/index.js';
 import type { Result } from './result.js';
+import { packageVersion } from './version.js';
 
 const EXIT_USAGE = 2;
 const SHUTDOWN_LIMIT_MS = 15_000;
@@ -39,15 +46,6 @@ function account(): Account {
     defaultSocketPath: defaultSocketPath(process.env, uid),
     defaultStateDir: defaultStateDir(process.env, home),
   };
-}
-
-function version(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version?: string };
-    return pkg.version ?? '0.0.0';
-  } catch {
-    return '0.0.0';
-  }
 }
 
 function settingsOrExit<T>(r: Result<T, string[]>): T | null {
@@ -177,6 +175,15 @@ async function check(flags: Flags): Promise<void> {
   process.exitCode = checkExitCode(report);
 }
 
+async function migrateCommand(flags: Flags & { write?: boolean }): Promise<void> {
+  const settings = settingsOrExit(daemonSettings({ ...flags, listen: undefined }, { ...process.env, TUNNEL_API_LISTEN: undefined }, account()));
+  if (!settings) return;
+  const r = await runMigrate({ configPath: settings.configPath, write: flags.write === true });
+  process.stdout.write(r.out);
+  process.stderr.write(r.err);
+  process.exitCode = r.code;
+}
+
 function main(argv: string[]): void {
   const cli = cac('tunnel-manager');
   const daemonFlags = (c: ReturnType<typeof cli.command>) =>
@@ -196,6 +203,11 @@ function main(argv: string[]): void {
   daemonFlags(cli.command('serve', 'run the daemon: supervisor, HTTP API, unix socket, /v1 chat proxy')).action(run(serve));
   daemonFlags(cli.command('check', 'check the config file and the SSH setup; prints every problem with its fix')).action(run(check));
   cli
+    .command('migrate', "turn a config written for autossh-tunnel-dockerized into valid YAML with the same hashes; prints the diff and every hash that changes")
+    .option('--config <path>', 'the YAML file of tunnels (TUNNEL_CONFIG, default config/config.yaml)')
+    .option('--write', 'replace the file (atomically, after a backup) instead of only printing the diff')
+    .action(run(migrateCommand));
+  cli
     .command('panel', 'run the web panel')
     .option('--listen <host:port>', 'the page (PANEL_LISTEN, default 127.0.0.1:5000; non-loopback needs PANEL_TOKEN)')
     .option('--config <path>', 'the file it edits (TUNNEL_CONFIG)')
@@ -209,7 +221,7 @@ function main(argv: string[]): void {
     .option('--listen <host:port>', 'where to serve /v1 (TUNNEL_API_LISTEN, default 127.0.0.1:8080)')
     .action(run(proxy));
   cli.help();
-  cli.version(version());
+  cli.version(packageVersion());
 
   try {
     cli.parse(argv, { run: false });

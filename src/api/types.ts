@@ -35,6 +35,7 @@ export const API_ERRORS = {
   ambiguous_hash: 409,
   internal_error: 500,
   config_invalid: 503,
+  too_many_streams: 503,
 } as const;
 export type ApiErrorCode = keyof typeof API_ERRORS;
 
@@ -54,9 +55,3 @@ export interface HealthBody {
     rejected: { index: number; line: number; column: number; problems: string[] }[];
   };
 }
-
-/** GET /logs/:hash: the tunnel's recent ssh output, oldest first. */
-export type LogsBody = string[];
-
-/** SSE event names on GET /events; the data of each is the JSON record. */
-export type EventName = 'status' | 'reload';

@@ -5,6 +5,7 @@ import { entryIndexOf } from '../config/isolation.js';
 import { formatProblem as formatConfigProblem, loadConfigFile } from '../config/load.js';
 import type { CheckProblem, CheckReport } from './report.js';
 import type { DirectionMode } from '../tunnel/spec.js';
+import { checkReferenceHashes } from './reference-hashes.js';
 import { checkSshDir, showPathUnder } from './ssh-dir.js';
 import { checkStateDir } from './state-dir.js';
 import { checkTunnelHost } from './tunnel-host.js';
@@ -97,7 +98,7 @@ export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
       };
       // One at a time: each is a short ssh -G, and a DNS lookup at most.
       for (const t of load.config.tunnels) {
-        const r = await checkTunnelHost({ name: t.name, hash: t.hash, remote_host: t.remote_host }, ctx);
+        const r = await checkTunnelHost({ name: t.name, hash: t.hash, remote_host: t.remote_host, ssh_options: t.ssh_options }, ctx);
         if (r.resolution !== null) tunnels.push(r.resolution);
         problems.push(...r.problems);
         notes.push(...r.notes);
@@ -107,6 +108,10 @@ export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
     default:
       return unreachable(load, 'config load result');
   }
+
+  const reference = await checkReferenceHashes(opts.configPath);
+  problems.push(...reference.problems);
+  notes.push(...reference.notes);
 
   problems.push(...(await checkStateDir(opts.stateDir, uid, uid === processUid)));
 
