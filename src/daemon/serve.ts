@@ -1,4 +1,5 @@
 import { createDaemonApp } from '../api/app.js';
+import { EventStreamSlots } from '../api/events.js';
 import { createMetrics } from '../api/metrics.js';
 import { startListeners } from '../api/server.js';
 import { watchConfig } from '../config/watch.js';
@@ -69,9 +70,10 @@ export async function startDaemon(settings: DaemonSettings, log: Log, env: NodeJ
       },
     });
     const metrics = createMetrics(engine, { also: [proxyMetrics.registry] });
+    const eventSlots = new EventStreamSlots();
     listeners = await startListeners({
-      tcpApp: createDaemonApp({ engine, transport: 'tcp', tokens: settings.tokens, proxy, metrics }),
-      socketApp: createDaemonApp({ engine, transport: 'socket', tokens: null, metrics }),
+      tcpApp: createDaemonApp({ engine, transport: 'tcp', tokens: settings.tokens, proxy, metrics, eventSlots }),
+      socketApp: createDaemonApp({ engine, transport: 'socket', tokens: null, metrics, eventSlots }),
       listen: settings.listen,
       socketPath: settings.socketPath,
       tokens: settings.tokens,
