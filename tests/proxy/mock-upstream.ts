@@ -119,7 +119,7 @@ export async function startMockUpstream(options: MockOptions = {}): Promise<Mock
       const record: Received = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, bytes, json, ended };
       received.push(record);
       waiters.splice(0).forEach((w) => w(record));
-      if (req.url?.endsWith('/models')) return models(res);
+      if (req.url?.split('?')[0]?.endsWith('/models')) return models(res);
       if (answerFormat(req.url ?? '', String(json?.model ?? ''), json, res)) return;
       answer(String(json?.model ?? ''), req, res);
     });
