@@ -8,6 +8,8 @@ export interface StatePaths {
   desired: string;
   children: string;
   knownHosts: string;
+  /** The ssh config every ssh the daemon runs gets with -F (ssh-config/daemon-config.ts). */
+  sshConfig: string;
 }
 
 export function statePaths(dir: string): StatePaths {
@@ -16,6 +18,7 @@ export function statePaths(dir: string): StatePaths {
     desired: join(dir, 'desired.json'),
     children: join(dir, 'children.json'),
     knownHosts: join(dir, 'known_hosts'),
+    sshConfig: join(dir, 'ssh_config'),
   };
 }
 

@@ -33,22 +33,25 @@ export function forwardFlag(direction: TunnelSpec['direction'], mode: DirectionM
   return exposeLocal ? '-L' : '-R';
 }
 
+/** Where a bare listening port binds. */
+export const LOOPBACK_BIND = '127.0.0.1';
+
 const bindPrefix = (e: Endpoint, fallback: string | null) =>
   e.host !== null ? `${sshAddress(e.host)}:` : fallback !== null ? `${fallback}:` : '';
 const target = (e: Endpoint) => `${e.host !== null ? sshAddress(e.host) : 'localhost'}:${e.port}`;
 
 /**
- * The forward specification. With -L the local side listens; a bare port binds
- * 127.0.0.1 explicitly, because `localhost` quietly falls back to [::1] alone when
- * 127.0.0.1's port is taken, which would hide a real conflict. With -R the remote
- * side listens; a bare port leaves the bind to the server (loopback by default).
+ * The forward specification. A bare port listens on 127.0.0.1, named, on either side
+ * (SPEC §4): with `localhost` (ssh's and sshd's default) ssh or sshd quietly bind
+ * [::1] alone when 127.0.0.1's port is taken, and another program answers on
+ * 127.0.0.1 while the tunnel looks fine. Named, a taken port is a clear failure.
  */
 export function forwardSpec(spec: TunnelSpec, mode: DirectionMode): { flag: ForwardFlag; value: string } {
   const flag = forwardFlag(spec.direction, mode);
   if (flag === '-L') {
-    return { flag, value: `${bindPrefix(spec.local_port, '127.0.0.1')}${spec.local_port.port}:${target(spec.remote_port)}` };
+    return { flag, value: `${bindPrefix(spec.local_port, LOOPBACK_BIND)}${spec.local_port.port}:${target(spec.remote_port)}` };
   }
-  return { flag, value: `${bindPrefix(spec.remote_port, null)}${spec.remote_port.port}:${target(spec.local_port)}` };
+  return { flag, value: `${bindPrefix(spec.remote_port, LOOPBACK_BIND)}${spec.remote_port.port}:${target(spec.local_port)}` };
 }
 
 function quoteIfNeeded(path: string): string {

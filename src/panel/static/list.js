@@ -44,6 +44,14 @@ function statusLine(st) {
   return meta;
 }
 
+/** Health while RUNNING (SPEC §5): a RUNNING tunnel that carries nothing says so, and why. */
+function healthLine(st) {
+  if (st.status !== 'RUNNING' || !st.health) return null;
+  const { state: hs, reason } = st.health;
+  return h('p', { class: 'tunnel-health', 'data-health': hs, 'data-testid': 'health' },
+    h('span', { class: 'health-dot', 'aria-hidden': 'true' }), `health ${hs}`, reason ? `: ${reason}` : '');
+}
+
 function badge(status) {
   return h('span', { class: 'badge', 'data-state': status, 'data-testid': 'status' }, STATE_WORDS[status] || status);
 }
@@ -95,6 +103,7 @@ function card(entry, stale) {
         h('code', { title: 'remote_host' }, f.remote_host),
         statusLine(st),
         entry.hash ? h('code', { title: 'hash' }, entry.hash.slice(0, 8)) : null),
+      healthLine(st),
       st.last_error ? h('p', { class: 'tunnel-error', 'data-testid': 'last-error' }, st.last_error) : null),
     h('div', { class: 'tunnel-actions' }, actions),
     known ? logsBlock(entry.hash) : null);
