@@ -5,13 +5,13 @@
  * change or a reload. The owner drops the body on each of those (`invalidate`).
  */
 export class CachedJson {
-  #bytes: Uint8Array | null = null;
+  #bytes: Uint8Array<ArrayBuffer> | null = null;
 
   constructor(private readonly build: () => unknown) {}
 
   /** The body, built now if something changed since the last request. */
-  bytes(): Uint8Array {
-    this.#bytes ??= new TextEncoder().encode(JSON.stringify(this.build()));
+  bytes(): Uint8Array<ArrayBuffer> {
+    this.#bytes ??= Buffer.from(JSON.stringify(this.build()), 'utf8');
     return this.#bytes;
   }
 
