@@ -36,6 +36,8 @@ export interface SupervisorApi {
   stopAll(): Promise<StatusRecord[]>;
   /** Recent ssh output lines (ring buffer that survives a stop). */
   logs(hash: string): string[] | undefined;
+  /** When the tunnel's last log line arrived (ISO 8601); null before any. */
+  logsModified(hash: string): string | null;
   /** Subscribe to every state change; returns the unsubscribe function. */
   subscribe(listener: (e: SupervisorEvent) => void): () => void;
   /** Ends every child and waits; idempotent. */

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createPanelApp } from '../../src/panel/app.js';
 import { loadAssets } from '../../src/panel/assets.js';
 import { Sessions } from '../../src/panel/auth.js';
-import { ConfigStore } from '../../src/panel/config-store.js';
+import { ConfigStore } from '../../src/config-edit/store.js';
 import { createDaemonClient } from '../../src/panel/daemon-client.js';
 import { EventsHub } from '../../src/panel/events-hub.js';
 import { startPanel } from '../../src/panel/index.js';
@@ -76,7 +76,7 @@ async function setup(opts: { password?: string | null } = {}) {
   const app = createPanelApp({
     password: opts.password ?? null,
     sessions: new Sessions(),
-    store: new ConfigStore({ path: configPath, mode: 'default', backupDir: join(dir, 'backups'), keepBackups: 3, log: (e) => logs.push(e) }),
+    store: new ConfigStore({ path: configPath, writer: 'panel', mode: 'default', backupDir: join(dir, 'backups'), keepBackups: 3, log: (e) => logs.push(e) }),
     mode: 'default',
     sshHosts: async () => ['bastion', 'db1'],
     daemon: client,
@@ -159,6 +159,17 @@ describe('config and editing', () => {
     expect(backups).toHaveLength(1);
     expect(readFileSync(join(s.dir, 'backups', backups[0] as string), 'utf8')).toBe(CONFIG);
     expect(readdirSync(join(s.dir, 'config'))).toEqual(['config.yaml']);
+  });
+
+  it('a file with a broken entry is partly applied: the view names the entry left out', async () => {
+    const s = await setup();
+    cleanups.push(...s.cleanups);
+    writeFileSync(s.configPath, `${CONFIG}  - name: broken\n    remote_host: bastion\n    remote_port: 99999\n    local_port: 1\n`);
+    const { config } = await (await s.req('GET', '/api/config')).json();
+    expect(config).toMatchObject({ valid: false, applied: 'partial', rejected: [1] });
+    expect(config.problems.map((p: { field: string }) => p.field)).toEqual(['tunnels[1].remote_port']);
+    writeFileSync(s.configPath, 'tunnels: [\n');
+    expect((await (await s.req('GET', '/api/config')).json()).config).toMatchObject({ valid: false, applied: 'none', rejected: [] });
   });
 
   it('an invalid port is an error next to the field, and the file is unchanged', async () => {
