@@ -19,6 +19,10 @@ export interface Sshd {
   sshConfigPath: string;
   alias: string;
   dir: string;
+  /** The login user, the key the server accepts, and the client's known_hosts for it. */
+  user: string;
+  clientKey: string;
+  knownHosts: string;
   log: string;
   pid: number;
   sessionPids(): number[];
