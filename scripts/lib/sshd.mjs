@@ -76,9 +76,12 @@ export async function startSshd(opts = {}) {
   if (!existsSync(otherKey)) keygen(otherKey);
   copyFileSync(`${clientKey}.pub`, join(dir, 'authorized_keys'));
 
+  // sshd keeps the first value it reads: the caller's options come first, so that they
+  // can also override the ones below (AllowTcpForwarding no, GatewayPorts no).
   const extra = opts.sshdOptions ?? [];
   const cfg = join(dir, 'sshd_config');
   writeFileSync(cfg, [
+    ...extra,
     `Port ${port}`,
     'ListenAddress 127.0.0.1',
     `HostKey ${hostKey}`,
@@ -93,7 +96,6 @@ export async function startSshd(opts = {}) {
     'GatewayPorts clientspecified',
     'PrintMotd no',
     'LogLevel VERBOSE',
-    ...extra,
     '',
   ].join('\n'));
   execFileSync(SSHD_BIN, ['-t', '-f', cfg]);
