@@ -18,6 +18,10 @@ export const API_ERRORS = {
   not_found: 404,
   method_not_allowed: 405,
   ambiguous_hash: 409,
+  terminal_busy: 409,
+  not_interactive: 409,
+  already_running: 409,
+  foreign_origin: 403,
   internal_error: 500,
   config_invalid: 503,
 } as const;
@@ -37,3 +41,19 @@ export type LogsBody = string[];
 
 /** SSE event names on GET /events; the data of each is the JSON record. */
 export type EventName = 'status' | 'reload';
+
+/**
+ * GET /auth/<hash> upgraded to a WebSocket: a person's terminal on an interactive
+ * tunnel's login (SPEC §13). Binary frames carry the terminal's bytes both ways (what
+ * ssh shows; what the person types); text frames carry these JSON messages.
+ */
+export type TerminalClientMessage = { type: 'resize'; cols: number; rows: number };
+
+export type TerminalServerMessage =
+  /** First message: the terminal is attached to this tunnel's login. */
+  | { type: 'attached'; hash: string; name: string }
+  /** Last message before the daemon closes: how the login ended (RUNNING: the forward is up). */
+  | { type: 'end'; status: 'RUNNING' | 'FAILED' | 'STOPPED' | 'AUTH_REQUIRED'; message: string | null };
+
+/** The largest frame a terminal may send (keystrokes and pastes, not files). */
+export const TERMINAL_MAX_FRAME = 64 * 1024;

@@ -15,7 +15,8 @@ import { SpawnSpacer } from './spacing.js';
 import { FALLBACK_HOST_INFO, sshGResolver, type HostInfo, type ResolveHost } from './ssh-host.js';
 import { execaSpawn, type SpawnSsh } from './ssh-process.js';
 import { prepareStateDir, statePaths } from './state-files.js';
-import type { ApplyReport, SupervisorApi, SupervisorEvent } from './types.js';
+import { err, type Result } from '../result.js';
+import type { ApplyReport, Attachment, AttachRefusal, SupervisorApi, SupervisorEvent, TerminalSink } from './types.js';
 
 export interface SupervisorOptions {
   sshBin: string;
@@ -190,6 +191,22 @@ class Supervisor implements SupervisorApi {
       this.desired.set(runners.map((r) => r.hash), 'stopped');
       await Promise.all(runners.map((r) => r.stop()));
       return this.statuses();
+    });
+  }
+
+  attach(hash: string, sink: TerminalSink): Promise<Result<Attachment, AttachRefusal>> {
+    return this.serial(async () => {
+      const runner = this.runner(hash);
+      const { name } = runner.spec;
+      if (!runner.spec.interactive) {
+        return err({ reason: 'not_interactive' as const, message: `${name} is not an interactive tunnel: it logs in by itself (set interactive: true for a tunnel that needs a password or a one-time code)` });
+      }
+      // Attaching is asking for the tunnel: a stopped or failed one is started, as by start(hash).
+      if (!runner.active) {
+        this.desired.set([hash], 'started');
+        runner.start({ restart: false });
+      }
+      return runner.attach(sink);
     });
   }
 
