@@ -1,5 +1,5 @@
 import { Hono, type Context } from 'hono';
-import type { EngineApi } from '../daemon/types.js';
+import type { EngineApi } from './engine-api.js';
 import { bearerAuth } from './auth.js';
 import { createControlApp } from './control.js';
 import { apiError, internalErrorHandler } from './errors.js';

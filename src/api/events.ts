@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import type { EngineApi, ReloadRecord } from '../daemon/types.js';
+import type { EngineApi } from './engine-api.js';
+import type { ReloadRecord } from './types.js';
 import type { StatusRecord } from '../tunnel/status.js';
 import { internalErrorHandler } from './errors.js';
 

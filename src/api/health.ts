@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import type { EngineApi } from '../daemon/types.js';
+import type { EngineApi } from './engine-api.js';
 import { internalErrorHandler } from './errors.js';
 import type { HealthBody } from './types.js';
 

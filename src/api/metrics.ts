@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
-import type { EngineApi } from '../daemon/types.js';
+import type { EngineApi } from './engine-api.js';
 import { TUNNEL_STATES } from '../tunnel/status.js';
 import { internalErrorHandler } from './errors.js';
 

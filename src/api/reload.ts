@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import type { EngineApi } from '../daemon/types.js';
+import type { EngineApi } from './engine-api.js';
 import { apiError, internalErrorHandler } from './errors.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { EngineApi } from '../daemon/types.js';
+import type { EngineApi } from './engine-api.js';
 import { lookupHash } from '../tunnel/lookup.js';
 import { err, ok, type Result } from '../result.js';
 import { apiError } from './errors.js';

@@ -3,7 +3,20 @@
  * of the daemon, so the two sides agree on the shapes without sharing code.
  */
 export type { StatusRecord, TunnelState, LastExit } from '../tunnel/status.js';
-export type { ReloadRecord } from '../daemon/types.js';
+
+/** What one reload did; sent on /events as `{"type":"reload", ...}`. */
+export interface ReloadRecord {
+  type: 'reload';
+  at: string;
+  ok: boolean;
+  /** Why nothing was applied (invalid file, missing file), else null. */
+  error: string | null;
+  added: string[];
+  removed: string[];
+  unchanged: string[];
+  /** Same hash, other ssh_options: restarted. */
+  changed: string[];
+}
 
 /** Every error body: `{"error": {"code", "message"}}`; `matches` only for an ambiguous prefix. */
 export interface ApiErrorBody {

@@ -1,7 +1,7 @@
 import { isMap, isScalar, type Pair } from 'yaml';
 import { ENDPOINT_EXPECTED, parseEndpoint, type Endpoint } from '../tunnel/endpoint.js';
-import { tunnelHash } from '../tunnel/hash.js';
 import { DIRECTIONS, type Direction, type TunnelSpec } from '../tunnel/spec.js';
+import { DEFAULT_DIRECTION, DEFAULT_NAME, entryHash, readInteractive, writtenText } from './identity.js';
 import { checkRemoteHost, REMOTE_HOST_EXPECTED } from './remote-host.js';
 import { readSshOptions } from './ssh-options-map.js';
 import { child, describe, keyText, quote, scalarText, type Tree } from './tree.js';
@@ -9,9 +9,8 @@ import { child, describe, keyText, quote, scalarText, type Tree } from './tree.j
 export const TUNNEL_FIELDS = ['name', 'remote_host', 'remote_port', 'local_port', 'direction', 'interactive', 'ssh_options'] as const;
 type TunnelField = (typeof TUNNEL_FIELDS)[number];
 
-export const DEFAULT_NAME = 'unnamed';
 const MAX_NAME = 128;
-const ENTRY_EXPECTED = 'a tunnel: a map with remote_host, remote_port, local_port and direction';
+const ENTRY_EXPECTED = 'a tunnel: a map with remote_host, remote_port and local_port (and optionally name, direction, interactive, ssh_options)';
 const MISSING = 'nothing (the field is missing)';
 const MERGE_KEY = '<<';
 
@@ -86,20 +85,26 @@ export function readTunnel(
   const localPortNode = required('local_port', ENDPOINT_EXPECTED);
   const localPort = localPortNode === undefined ? null : readEndpoint(tree, localPortNode, child(path, 'local_port'));
 
-  let direction: Direction | null = null;
+  // Optional, as in the reference implementation: absent means remote_to_local.
+  let direction: Direction | null = DEFAULT_DIRECTION;
   const directionExpected = DIRECTIONS.join(' or ');
-  const directionNode = required('direction', directionExpected);
-  if (directionNode !== undefined) {
+  const directionNode = value('direction');
+  if (!isNull(directionNode)) {
     const v = isScalar(directionNode) ? directionNode.value : undefined;
     if (typeof v === 'string' && (DIRECTIONS as readonly string[]).includes(v)) direction = v as Direction;
-    else tree.error(directionNode, child(path, 'direction'), directionExpected, describe(directionNode));
+    else if (v !== '') {
+      direction = null;
+      tree.error(directionNode, child(path, 'direction'), directionExpected, describe(directionNode));
+    }
   }
 
-  let interactive = false;
   const interactiveNode = value('interactive');
-  if (!isNull(interactiveNode)) {
-    if (isScalar(interactiveNode) && typeof interactiveNode.value === 'boolean') interactive = interactiveNode.value;
-    else tree.error(interactiveNode, child(path, 'interactive'), 'true or false', describe(interactiveNode));
+  const reading = readInteractive(interactiveNode);
+  const interactive = reading.ok && reading.value;
+  if (!reading.ok) {
+    tree.error(interactiveNode, child(path, 'interactive'), 'true or false (also "true", "false", yes, no in any case)', describe(interactiveNode));
+  } else if (!reading.canonical) {
+    tree.warn(interactiveNode, child(path, 'interactive'), `plain ${String(reading.value)}`, `${describe(interactiveNode)}, read as ${String(reading.value)}; write ${String(reading.value)}`);
   }
 
   const own = readSshOptions(tree, fields.get('ssh_options')?.value, child(path, 'ssh_options'));
@@ -107,7 +112,7 @@ export function readTunnel(
   if (tree.errors.length > errorsBefore || name === null || remoteHost === null || remotePort === null || localPort === null || direction === null) {
     return null;
   }
-  const hash = tunnelHash({ name, remote_host: remoteHost, remote_port: remotePort.text, local_port: localPort.text, direction, interactive });
+  const hash = entryHash((f) => value(f));
   return {
     spec: {
       hash,
@@ -128,12 +133,15 @@ export function readTunnel(
 }
 
 function readName(tree: Tree, node: unknown, field: string): string | null {
-  if (isNull(node)) return DEFAULT_NAME;
+  // The scalar's text as written (`name: 2024`, `name: true`), like the reference implementation reads it.
+  const text = writtenText(node);
+  if (text === null) {
+    if (isNull(node) || (isScalar(node) && node.value === '')) return DEFAULT_NAME;
+    tree.error(node, field, `a name of at most ${MAX_NAME} characters without control characters`, describe(node));
+    return null;
+  }
   const expected = `a name of at most ${MAX_NAME} characters without control characters`;
-  // A number is taken as the text it is written as (`name: 2024`), like the reference implementation does.
-  const text = scalarText(node);
-  if (text === null) tree.error(node, field, expected, describe(node));
-  else if (/\p{Cc}/u.test(text)) tree.error(node, field, expected, `${quote(text)}, which holds a control character`);
+  if (/\p{Cc}/u.test(text)) tree.error(node, field, expected, `${quote(text)}, which holds a control character`);
   else if (text.length > MAX_NAME) tree.error(node, field, expected, `a name of ${text.length} characters`);
   else return text;
   return null;

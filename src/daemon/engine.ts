@@ -2,7 +2,8 @@ import { formatProblem, loadConfigFile } from '../config/load.js';
 import { EMPTY_CONFIG, type Config } from '../config/types.js';
 import type { SupervisorApi } from '../supervisor/types.js';
 import type { DirectionMode } from '../tunnel/spec.js';
-import type { ConfigHealth, EngineApi, ReloadRecord } from './types.js';
+import type { ConfigHealth, EngineApi } from '../api/engine-api.js';
+import type { ReloadRecord } from '../api/types.js';
 
 export interface EngineOptions {
   configPath: string;

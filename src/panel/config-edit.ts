@@ -1,6 +1,6 @@
 import { isMap, isScalar, isSeq, Scalar, type Document, type Pair, type YAMLMap, type YAMLSeq } from 'yaml';
 import { err, ok, type Result } from '../result.js';
-import { tunnelHash } from '../tunnel/hash.js';
+import { entryHash, readInteractive } from '../config/identity.js';
 import { parseEditable, printEditable, scalarText, type EditableDoc } from './yaml-doc.js';
 
 /**
@@ -65,11 +65,11 @@ function viewOf(text: string, item: unknown, index: number): EntryView {
   if (!isMap(item)) return { index, line: lineOf(text, range?.[0]), fields: empty, interactive: false, other_keys: [], hash: null };
   const fields = { ...empty };
   for (const f of FORM_FIELDS) fields[f] = fieldText(item, f);
-  const interactiveText = fieldText(item, 'interactive');
-  const interactive = interactiveText === 'true';
+  const reading = readInteractive(item.get('interactive', true));
+  const interactive = reading.ok && reading.value;
   const keys = item.items.map((p) => scalarText(p.key) ?? '?');
   const other_keys = keys.filter((k) => !(FORM_FIELDS as readonly string[]).includes(k));
-  const hash = tunnelHash({ ...fields, name: fields.name === '' ? 'unnamed' : fields.name, interactive });
+  const hash = entryHash((f) => item.get(f, true));
   return { index, line: lineOf(text, range?.[0]), fields, interactive, other_keys, hash };
 }
 

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ReloadRecord } from '../daemon/types.js';
+import type { ReloadRecord } from '../api/types.js';
 import type { StatusRecord } from '../tunnel/status.js';
 import type { DaemonClient } from './daemon-client.js';
 import { SseParser, type SseEvent } from './sse-parse.js';

@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
-import { isLoopback } from '../daemon/settings.js';
+import { isLoopback } from '../api/listen.js';
 import type { DirectionMode } from '../tunnel/spec.js';
 import { createPanelApp } from './app.js';
 import { loadAssets } from './assets.js';

@@ -6,6 +6,7 @@ import { statSync } from 'node:fs';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, MAIN, port, sshd, startDaemon, type Daemon, type Sshd } from './daemon-harness.js';
+import type { HealthBody } from '../../src/api/types.js';
 
 const TOKEN = 'cli-e2e-token';
 let server: Sshd;
@@ -161,7 +162,7 @@ describe('tunnel-cli against the daemon', () => {
     expect(ok.code).toBe(0);
     expect(ok.stdout).toBe('reloaded: 0 added, 0 removed, 2 unchanged\n');
     daemon.writeConfig(`${configText()}  - name: broken\n    remote_host: testhost\n    remote_port: 99999\n    local_port: 1\n    direction: remote_to_local\n`);
-    await daemon.waitFor('the invalid file noticed', async () => (await (await fetch(`http://127.0.0.1:${daemon.apiPort}/health`)).json()).config.valid === false);
+    await daemon.waitFor('the invalid file noticed', async () => ((await (await fetch(`http://127.0.0.1:${daemon.apiPort}/health`)).json()) as HealthBody).config.valid === false);
     const bad = await sock('reload');
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/^tunnel-cli: nothing was applied, the last good config keeps running: .*line \d+, column \d+/);
@@ -169,7 +170,7 @@ describe('tunnel-cli against the daemon', () => {
     expect(status.stdout).toMatch(/^config file invalid, the last good config keeps running:\n {2}.*line \d+, column \d+/);
     expect(status.stdout).toMatch(/^db .*RUNNING/m);
     daemon.writeConfig(configText());
-    await daemon.waitFor('the valid file back', async () => (await (await fetch(`http://127.0.0.1:${daemon.apiPort}/health`)).json()).config.valid === true);
+    await daemon.waitFor('the valid file back', async () => ((await (await fetch(`http://127.0.0.1:${daemon.apiPort}/health`)).json()) as HealthBody).config.valid === true);
   });
 
   it('token over --url: refused without, accepted with --token or TUNNEL_API_TOKEN', async () => {

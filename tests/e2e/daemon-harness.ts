@@ -97,9 +97,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     child,
     stderr: () => err,
     api,
-    async json(path, init) {
+    async json<T>(path: string, init?: RequestInit) {
       const res = await api(path, init);
-      return res.json();
+      return (await res.json()) as T;
     },
     writeConfig(text) {
       const tmp = join(dirname(configPath), `.config.yaml.${process.pid}.tmp`);

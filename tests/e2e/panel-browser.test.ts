@@ -10,6 +10,13 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, echoServer, MAIN, port, REPO, roundTrip, sshd, startDaemon, type Daemon, type Sshd } from './daemon-harness.js';
 
+/** The browser's globals that the page.evaluate callbacks below use: they run in Chromium, not in Node. */
+declare const window: { marker?: number; scrollTo(x: number, y: number): void };
+declare const document: {
+  getElementById(id: string): { replaceChildren(): void } | null;
+  documentElement: { scrollWidth: number };
+};
+
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(REPO, 'test-artifacts');
 const run = promisify(execFile);
@@ -133,11 +140,11 @@ describe('the web panel in Chromium', () => {
   it('a tunnel stopped from the CLI turns STOPPED on the page without a reload; Start brings it back', async () => {
     const hash = await hashOf('bring');
     expect(hash).toMatch(/^[0-9a-f]{32}$/);
-    await page.evaluate(() => ((window as unknown as { marker: number }).marker = 42));
+    await page.evaluate(() => (window.marker = 42));
     await cli('stop-tunnel', hash);
     await expect.poll(() => badge('bring').textContent(), { timeout: 10_000 }).toBe('Stopped');
     // The same page, not a reload: the marker set above is still there.
-    expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(42);
+    expect(await page.evaluate(() => window.marker)).toBe(42);
     await card('bring').getByRole('button', { name: 'Start' }).click();
     await expect.poll(() => badge('bring').textContent(), { timeout: 15_000 }).toBe('Running');
     expect(await roundTrip(bringPort, 'after restart')).toBe('after restart');
@@ -156,7 +163,7 @@ describe('the web panel in Chromium', () => {
     await page.getByRole('button', { name: 'Add tunnel' }).click();
     await expect.poll(() => page.locator('#editor').isVisible()).toBe(true);
     // remote_host suggestions come from the SSH config's Host entries.
-    await expect.poll(() => page.locator('#ssh-hosts option').evaluateAll((o) => o.map((x) => (x as HTMLOptionElement).value))).toEqual(['badkey', 'testhost']);
+    await expect.poll(() => page.locator('#ssh-hosts option').evaluateAll((o) => o.map((x) => (x as unknown as { value: string }).value))).toEqual(['badkey', 'testhost']);
     await page.fill('#f-name', 'added');
     await page.check('input[name="direction"][value="remote_to_local"]');
     await page.fill('#f-remote_host', 'testhost');

@@ -52,7 +52,7 @@ export function spec(input: SpecInput): TunnelSpec {
   const rp = parseEndpoint(remote);
   const lp = parseEndpoint(local);
   if (!rp.ok || !lp.ok) throw new Error(`bad endpoint in test spec: ${remote} / ${local}`);
-  const hash = tunnelHash({ name, remote_host: input.remote_host, remote_port: remote, local_port: local, direction: input.direction, interactive });
+  const hash = tunnelHash({ name, remote_host: input.remote_host, remote_port: remote, local_port: local, direction: input.direction, interactive: String(interactive) });
   return {
     hash,
     name,

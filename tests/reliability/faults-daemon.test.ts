@@ -4,6 +4,7 @@
 // throughout; desired states survive.
 import { closeSync, openSync, rmSync, writeFileSync, writeSync, fsyncSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ApiErrorBody, StatusRecord } from '../../src/api/types.js';
 import {
   RECOVERY_BOUND_MS,
   argvOf,
@@ -115,7 +116,7 @@ describe('config file faults', () => {
       expect(h.config.error).toMatch(bad.error);
       const reload = await d.api('/reload', { method: 'POST' });
       expect(reload.status).toBe(503);
-      expect((await reload.json()).error.code).toBe('config_invalid');
+      expect(((await reload.json()) as ApiErrorBody).error.code).toBe('config_invalid');
       expect(await pidsOf(d)).toEqual(before);
       expect(await roundTrip(ports.a, 'still up')).toBe('still up');
       d.writeConfig(base);
@@ -191,7 +192,7 @@ describe('an ssh child that does not stop', () => {
     const t0 = Date.now();
     const res = await d.api(`/stop/${alpha.hash}`, { method: 'POST' });
     expect(res.status).toBe(200);
-    expect((await res.json()).status).toBe('STOPPED');
+    expect(((await res.json()) as StatusRecord).status).toBe('STOPPED');
     // TERM stays pending on a stopped process; KILL follows after the 3 s grace period.
     expect(Date.now() - t0).toBeLessThan(3_000 + 5_000);
     expect(isAlive(alpha.pid)).toBe(false);

@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
+import type { ApiErrorBody, HealthBody, StatusRecord } from '../../src/api/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   MAIN,
@@ -124,7 +125,7 @@ beforeAll(async () => {
     env: { TUNNEL_API_TOKEN: TOKENS.join(','), SEC_PROXY_KEY: PROXY_KEY, SEC_UPSTREAM_KEY: UPSTREAM_KEY },
   });
   await until('the tunnel RUNNING', async () => {
-    const all = await (await d.api('/status', { headers: auth(TOKENS[0]!) })).json();
+    const all = (await (await d.api('/status', { headers: auth(TOKENS[0]!) })).json()) as StatusRecord[];
     return all[0]?.status === 'RUNNING';
   }, 20_000);
 });
@@ -139,13 +140,16 @@ afterAll(async () => {
   silent?.close();
 });
 
-const status = async () => (await (await call('/status', { headers: auth(TOKENS[0]!) })).json()) as any[];
+// The suite's config has one tunnel, so the list is never empty.
+const status = async () => (await (await call('/status', { headers: auth(TOKENS[0]!) })).json()) as [StatusRecord, ...StatusRecord[]];
+const health = async () => (await (await call('/health')).json()) as HealthBody;
+type OpenAiError = { error: { message: string } };
 
 describe('no command, no injected ssh option', () => {
   it('the live ssh child gets only the daemon\'s own options and the allow-listed ones, and the destination right after --', async () => {
     const [t] = await status();
     expect(t.status).toBe('RUNNING');
-    const argv = argvOf(t.pid)!;
+    const argv = argvOf(t.pid!)!;
     expect(argv).not.toBeNull();
     expect(argv[0]).toMatch(/(^|\/)ssh$/);
     // The destination is the last argument, right after the only --.
@@ -200,7 +204,7 @@ describe('no command, no injected ssh option', () => {
     const children = sshChildren(d.dir);
     d.writeConfig(text());
     const h = await until('the config refused', async () => {
-      const body = await (await call('/health')).json();
+      const body = await health();
       return body.config.valid === false ? body : undefined;
     }, 10_000);
     expect(h.config.error).toMatch(fieldName);
@@ -210,7 +214,7 @@ describe('no command, no injected ssh option', () => {
     expect((await status()).map((t) => [t.name, t.pid, t.status])).toEqual(before.map((t) => [t.name, t.pid, t.status]));
     expect(existsSync(marker)).toBe(false);
     d.writeConfig(base);
-    await until('valid again', async () => (await (await call('/health')).json()).config.valid === true, 10_000);
+    await until('valid again', async () => (await health()).config.valid === true, 10_000);
   });
 
   it('API input that looks like an option is refused before any ssh is started', async () => {
@@ -235,7 +239,7 @@ describe('token (SPEC §6)', () => {
     for (const headers of [{}, auth(WRONG_TOKEN), auth(PROXY_KEY), { authorization: TOKENS[0]! }, { authorization: `Basic ${TOKENS[0]}` }]) {
       const res = await call(path, { method, headers });
       expect(res.status).toBe(401);
-      expect((await res.json()).error.code).toBe('unauthorized');
+      expect(((await res.json()) as ApiErrorBody).error.code).toBe('unauthorized');
       expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
     }
     // Nothing was started or stopped by the refused calls.
@@ -278,7 +282,7 @@ describe('token (SPEC §6)', () => {
     expect((await call('/v1/models', { headers: auth(TOKENS[0]!) })).status).toBe(401);
     const ok = await call('/v1/models', { headers: auth(PROXY_KEY) });
     expect(ok.status).toBe(200);
-    expect((await ok.json()).data.map((m: { id: string }) => m.id)).toContain('up:m1');
+    expect(((await ok.json()) as { data: { id: string }[] }).data.map((m: { id: string }) => m.id)).toContain('up:m1');
   });
 
   it('the unix socket needs no token and is mode 0600 in a private folder', async () => {
@@ -300,14 +304,14 @@ describe('secrets stay inside', () => {
   it('the upstream key is sent upstream, and no proxy answer carries it (passthrough error, down, unset variable, timeout)', async () => {
     const passthrough = await chat('up:m1');
     expect(passthrough.status).toBe(401);
-    expect((await passthrough.json()).error.message).toBe('upstream says no');
+    expect(((await passthrough.json()) as OpenAiError).error.message).toBe('upstream says no');
     expect(upstreamAuth).toContain(`Bearer ${UPSTREAM_KEY}`);
 
     const down = await chat('down:m1');
     expect(down.status).toBe(502);
     const unset = await chat('unset:m1');
     expect(unset.status).toBe(500);
-    expect((await unset.json()).error.message).toMatch(/SEC_NOT_SET_ANYWHERE/);
+    expect(((await unset.json()) as OpenAiError).error.message).toMatch(/SEC_NOT_SET_ANYWHERE/);
     const slow = await chat('slow:m1');
     expect(slow.status).toBe(504);
     expect((await call('/v1/models', { headers: auth(PROXY_KEY) })).status).toBe(200);
@@ -336,10 +340,10 @@ describe('secrets stay inside', () => {
     for (const text of [inline, numeric, inUrl]) {
       // From a valid file each time, so that the problem read is this file's.
       d.writeConfig(base);
-      await until('valid', async () => (await (await call('/health')).json()).config.valid === true, 10_000);
+      await until('valid', async () => (await health()).config.valid === true, 10_000);
       d.writeConfig(text);
       const h = await until('refused', async () => {
-        const body = await (await call('/health')).json();
+        const body = await health();
         return body.config.valid === false ? body : undefined;
       }, 10_000);
       expect(h.config.error).toMatch(/proxy\.providers\.up\.(timeout|api_key|base_url)/);
@@ -349,7 +353,7 @@ describe('secrets stay inside', () => {
       expect(await st.text()).not.toContain(INLINE_KEY);
     }
     d.writeConfig(base);
-    await until('valid again', async () => (await (await call('/health')).json()).config.valid === true, 10_000);
+    await until('valid again', async () => (await health()).config.valid === true, 10_000);
   });
 
   it('no response body or header seen in this file holds a token or key', () => {

@@ -212,7 +212,7 @@ describe('token', () => {
 
   it('401 with WWW-Authenticate without a token or with a wrong one', async () => {
     const { app } = setup({ tokens });
-    for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: 'Basic czNjcmV0LW9uZQ==' }, { authorization: 'Bearer s3cret-one-longer' }, { authorization: 'Bearer' }]) {
+    for (const headers of <Record<string, string>[]>[{}, { authorization: 'Bearer wrong' }, { authorization: 'Basic czNjcmV0LW9uZQ==' }, { authorization: 'Bearer s3cret-one-longer' }, { authorization: 'Bearer' }]) {
       for (const [path, init] of [['/status', {}], ['/start', post], ['/metrics', {}], ['/events', {}], ['/list', {}], ['/nope', {}]] as const) {
         const r = await app.request(path, { ...init, headers });
         await expectError(r, 401, 'unauthorized');

@@ -1,6 +1,7 @@
 // An in-memory EngineApi for the API and CLI tests: tunnels move between states on
 // start/stop the way the real supervisor reports them, without ssh.
-import type { ConfigHealth, EngineApi, ReloadRecord } from '../../src/daemon/types.js';
+import type { ConfigHealth, EngineApi } from '../../src/api/engine-api.js';
+import type { ReloadRecord } from '../../src/api/types.js';
 import type { SupervisorApi, SupervisorEvent } from '../../src/supervisor/types.js';
 import { parseEndpoint } from '../../src/tunnel/endpoint.js';
 import { tunnelHash } from '../../src/tunnel/hash.js';
@@ -26,7 +27,7 @@ export function spec(e: Entry, line = 1): TunnelSpec {
   const name = e.name ?? 'unnamed';
   const interactive = e.interactive ?? false;
   return {
-    hash: tunnelHash({ name, remote_host: e.remote_host, remote_port: rp, local_port: lp, direction: e.direction, interactive }),
+    hash: tunnelHash({ name, remote_host: e.remote_host, remote_port: rp, local_port: lp, direction: e.direction, interactive: String(interactive) }),
     name,
     remote_host: e.remote_host,
     remote_port: remote.value,
@@ -172,6 +173,7 @@ export class FakeEngine implements EngineApi {
       added: [],
       removed: [],
       unchanged: this.specs.map((s) => s.hash),
+      changed: [],
       ...this.nextReload,
     };
     for (const l of this.reloadListeners) l(r);

@@ -87,7 +87,7 @@ describe('lines', () => {
     expect(formatRecordLine(rec({ status: 'FAILED', last_error: 'host key mismatch' }), plain)).toBe('db (1a2b3c4d): FAILED, host key mismatch\n');
   });
   it('a reload', () => {
-    expect(formatReload({ type: 'reload', at: '', ok: true, error: null, added: ['a', 'b'], removed: [], unchanged: ['c'] })).toBe('reloaded: 2 added, 0 removed, 1 unchanged\n');
+    expect(formatReload({ type: 'reload', at: '', ok: true, error: null, added: ['a', 'b'], removed: [], unchanged: ['c'], changed: [] })).toBe('reloaded: 2 added, 0 removed, 1 unchanged\n');
   });
   it('the config file problem, or nothing when it is fine', () => {
     expect(formatConfigProblem({ valid: true, error: null, missing: false }, plain)).toBe('');

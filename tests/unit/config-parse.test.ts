@@ -178,7 +178,7 @@ describe('every problem at once, each with line, column, field, expected and fou
     remote_port: "1.2.3.4:"
     local_port: 2
     direction: local_to_remote
-    interactive: "yes"
+    interactive: "maybe"
 ssh_options:
   ProxyCommand: nc %h %p
 `;
@@ -201,7 +201,7 @@ ssh_options:
     );
     expect(formatProblem(ps[0]!)).toContain('found "host name", which holds white space');
     expect(formatProblem(ps[2]!)).toBe('line 6, column 16: tunnels[0].direction: expected local_to_remote or remote_to_local, found "sideways"');
-    expect(formatProblem(ps[4]!)).toBe('line 11, column 18: tunnels[1].interactive: expected true or false, found "yes"');
+    expect(formatProblem(ps[4]!)).toBe('line 11, column 18: tunnels[1].interactive: expected true or false (also "true", "false", yes, no in any case), found "maybe"');
   });
 
   test('a problem about the whole file has no position in its text', () => {

@@ -95,7 +95,6 @@ describe('the proxy section', () => {
     expect(ps.map((p) => p.field)).toEqual([
       'tunnels[0].remote_port',
       'tunnels[0].local_port',
-      'tunnels[0].direction',
       'tunnels[0].remote_host',
       'proxy.default_timeout',
     ]);

@@ -129,11 +129,30 @@ describe('name', () => {
   });
 
   test.each([
+    ['true', 'true'],
+    ['false', 'false'],
+    ['123', '123'],
+    ['0x1F', '0x1F'],
+    ['1.50', '1.50'],
+    ['"~"', '~'],
+  ])('%s is the name %s, in the hash too', (yaml, name) => {
+    const t = valid(oneTunnel({ name: yaml })).config.tunnels[0]!;
+    expect(t.name).toBe(name);
+    expect(t.hash).toBe(md5(`${name}|user@bastion|5432|127.0.0.1:15432|remote_to_local|false`));
+  });
+
+  test.each([['~'], ['null'], ['""'], ["''"], ['']])('%s is "unnamed"', (yaml) => {
+    const t = valid(oneTunnel({ name: yaml })).config.tunnels[0]!;
+    expect(t.name).toBe('unnamed');
+    expect(t.hash).toBe(md5('unnamed|user@bastion|5432|127.0.0.1:15432|remote_to_local|false'));
+  });
+
+  test.each([
     ['"a\\nb"', 'control character'],
     ['"tab\\there"', 'control character'],
     [`"${'n'.repeat(129)}"`, '129 characters'],
     ['{ a: 1 }', 'a map'],
-    ['false', 'false (a boolean)'],
+    ['[a, b]', 'a list'],
   ])('%s is refused', (yaml, found) => {
     expect(problemOf('name', yaml).found).toContain(found);
   });
@@ -149,11 +168,12 @@ describe('direction', () => {
     expect(problemOf('direction', yaml).expected).toBe('local_to_remote or remote_to_local');
   });
 
-  test('is required', () => {
-    const ps = problems(oneTunnel({ direction: null }));
-    expect(ps).toEqual([
-      { line: 2, column: 5, field: 'tunnels[0].direction', expected: 'local_to_remote or remote_to_local', found: 'nothing (the field is missing)' },
-    ]);
+  test('is optional: absent, null or empty means remote_to_local, as in the reference', () => {
+    for (const direction of [null, '~', '""']) {
+      const t = valid(oneTunnel({ direction })).config.tunnels[0]!;
+      expect(t.direction).toBe('remote_to_local');
+      expect(t.hash).toBe(md5('db|user@bastion|5432|127.0.0.1:15432|remote_to_local|false'));
+    }
   });
 
   test('both values are accepted', () => {
@@ -173,14 +193,35 @@ describe('interactive', () => {
     expect(explicitOff.hash).toBe(off.hash);
   });
 
-  test.each([['"true"'], ['yes'], ['1'], ['{}']])('%s is refused', (yaml) => {
-    expect(problemOf('interactive', yaml).expected).toBe('true or false');
+  test.each([
+    ['"true"', true],
+    ['"False"', false],
+    ['yes', true],
+    ['YES', true],
+    ["'No'", false],
+    ['True', true],
+    ['FALSE', false],
+  ])('%s is accepted as %s, with a warning naming the canonical form', (yaml, meaning) => {
+    const { config, warnings } = valid(oneTunnel({ interactive: yaml }));
+    expect(config.tunnels[0]!.interactive).toBe(meaning);
+    expect(warnings.map((w) => w.field)).toEqual(['tunnels[0].interactive']);
+    expect(warnings[0]!.found).toContain(`write ${String(meaning)}`);
+    expect(warnings[0]!.line).toBe(7);
+  });
+
+  test('plain true and false earn no warning', () => {
+    expect(valid(oneTunnel({ interactive: 'true' })).warnings).toEqual([]);
+    expect(valid(oneTunnel({ interactive: 'false' })).warnings).toEqual([]);
+  });
+
+  test.each([['1'], ['{}'], ['"on"'], ['maybe']])('%s is refused', (yaml) => {
+    expect(problemOf('interactive', yaml).expected).toContain('true or false');
   });
 });
 
 test('a tunnel missing everything lists every required field', () => {
   const ps = problems('tunnels:\n  - name: x\n');
-  expect(ps.map((p) => p.field)).toEqual(['tunnels[0].remote_host', 'tunnels[0].remote_port', 'tunnels[0].local_port', 'tunnels[0].direction']);
+  expect(ps.map((p) => p.field)).toEqual(['tunnels[0].remote_host', 'tunnels[0].remote_port', 'tunnels[0].local_port']);
   expect(ps.every((p) => p.line === 2 && p.column === 5)).toBe(true);
 });
 

@@ -28,6 +28,10 @@ const PANEL_PASSWORD = 'panel-password-456';
 const ORIGIN = 'http://127.0.0.1:5000';
 const HOST = '127.0.0.1:5000';
 
+/** A panel answer whose JSON body each test reads field by field; its assertions are the check. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- bodies of many shapes, checked by the expects that read them
+type PanelResponse = Omit<Response, 'json'> & { json(): Promise<any> };
+
 /** A stand-in for the daemon's API: records calls, checks the bearer token. */
 function fakeDaemon() {
   const calls: string[] = [];
@@ -83,11 +87,11 @@ async function setup(opts: { password?: string | null } = {}) {
     log: (e) => logs.push(e),
   });
   const req = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-    app.request(`http://${HOST}${path}`, {
+    Promise.resolve(app.request(`http://${HOST}${path}`, {
       method,
       headers: { host: HOST, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
+    })) as Promise<PanelResponse>;
   const own = { origin: ORIGIN };
   const cleanups = [async () => { shutdown.abort(); await hub.close(); }];
   return { dir, configPath, daemon, req, own, logs, cleanups, hub };

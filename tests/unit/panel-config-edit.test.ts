@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { applyEdit, readEntries, type Edit, type TunnelFields } from '../../src/panel/config-edit.js';
+import { parseConfigText } from '../../src/config/load.js';
 
 const FILE = `# Tunnels for the lab
 # (second header line)
@@ -220,5 +221,28 @@ describe('editing keeps the file', () => {
     const four = 'proxy:\n    default_timeout: 5\ntunnels: []\n';
     const out4 = apply(four, { kind: 'add', fields: fields() });
     expect(out4).toContain('proxy:\n    default_timeout: 5\n');
+  });
+});
+
+describe('the panel and the daemon agree on every hash', () => {
+  it.each([
+    ['interactive: True', ''],
+    ['interactive: "yes"', ''],
+    ['interactive: no', ''],
+    ['', 'name: ~'],
+    ['', 'name: ""'],
+    ['', 'name: true'],
+    ['', 'name: 0x1F'],
+    ['remote_port: 05432', ''],
+  ])('%s %s', (extra, nameLine) => {
+    const lines = [nameLine, 'remote_host: bastion', extra.startsWith('remote_port') ? extra : 'remote_port: 5432', 'local_port: 15432', extra.startsWith('remote_port') ? '' : extra]
+      .filter((l) => l !== '')
+      .map((l, i) => (i === 0 ? `  - ${l}` : `    ${l}`));
+    const text = `tunnels:\n${lines.join('\n')}\n`;
+    const loaded = parseConfigText(text);
+    expect(loaded.kind).toBe('ok');
+    const daemonHash = loaded.kind === 'ok' ? loaded.config.tunnels[0]!.hash : '';
+    const entries = readEntries(text);
+    expect(entries.ok && entries.value[0]!.hash).toBe(daemonHash);
   });
 });

@@ -1,6 +1,7 @@
 import type { ConfigProblem } from '../config/types.js';
-import type { ApplyReport, SupervisorApi } from '../supervisor/types.js';
+import type { SupervisorApi } from '../supervisor/types.js';
 import type { TunnelSpec } from '../tunnel/spec.js';
+import type { ReloadRecord } from './types.js';
 
 /** The config file's state as /health, /status and the panel report it. */
 export interface ConfigHealth {
@@ -18,22 +19,6 @@ export interface ConfigHealth {
   loaded_at: string | null;
 }
 
-/** What one reload did; sent on /events as `{"type":"reload", ...}`. */
-export interface ReloadRecord {
-  type: 'reload';
-  at: string;
-  ok: boolean;
-  /** Why nothing was applied (invalid file, missing file), else null. */
-  error: string | null;
-  added: string[];
-  removed: string[];
-  unchanged: string[];
-  /** Same hash, other ssh_options: restarted. */
-  changed: string[];
-}
-
-export type EngineEvent = ReloadRecord;
-
 /**
  * The running daemon as its API sees it: the supervisor plus the config in force.
  * Built by the composition root; the API only reads it and calls its methods.
@@ -47,5 +32,3 @@ export interface EngineApi {
   reload(): Promise<ReloadRecord>;
   subscribeReloads(listener: (r: ReloadRecord) => void): () => void;
 }
-
-export type { ApplyReport };

@@ -1,0 +1,75 @@
+import { isScalar } from 'yaml';
+import { tunnelHash, type TunnelIdentity } from '../tunnel/hash.js';
+
+/**
+ * What identifies a tunnel entry (SPEC §3, §5), read the same way by the daemon and by
+ * every writer of the file, so that a hash shown anywhere is the hash the daemon uses.
+ * Defaults are the reference implementation's: a name that is absent, empty or null is
+ * `unnamed`, direction `remote_to_local`, interactive `false`.
+ */
+
+export const DEFAULT_NAME = 'unnamed';
+export const DEFAULT_DIRECTION = 'remote_to_local';
+export const DEFAULT_INTERACTIVE = 'false';
+
+export const IDENTITY_FIELDS = ['name', 'remote_host', 'remote_port', 'local_port', 'direction', 'interactive'] as const;
+export type IdentityField = (typeof IDENTITY_FIELDS)[number];
+
+/**
+ * A scalar's text as written, quotes removed: `05432` → "05432", `True` → "True",
+ * `'a b'` → "a b". Null for a null or empty value and for anything that is not a scalar.
+ * Works on nodes whose value a writer replaced by its own object, as long as the
+ * node keeps its source text.
+ */
+export function writtenText(node: unknown): string | null {
+  if (!isScalar(node)) return null;
+  const v = node.value;
+  if (v === null || v === undefined || v === '') return null;
+  if (typeof v === 'string') return v;
+  if (node.source !== undefined && node.source !== '') return node.source;
+  return typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint' ? String(v) : null;
+}
+
+/**
+ * The identity of an entry. `field` returns the value node of a key (aliases already
+ * resolved), or undefined when the entry has no such key. Required fields that are
+ * missing read as '' here; validation reports them.
+ */
+export function identityOf(field: (key: IdentityField) => unknown): TunnelIdentity {
+  const text = (key: IdentityField) => writtenText(field(key));
+  return {
+    name: text('name') ?? DEFAULT_NAME,
+    remote_host: text('remote_host') ?? '',
+    remote_port: text('remote_port') ?? '',
+    local_port: text('local_port') ?? '',
+    direction: text('direction') ?? DEFAULT_DIRECTION,
+    interactive: text('interactive') ?? DEFAULT_INTERACTIVE,
+  };
+}
+
+/** The hash of an entry, from `identityOf`. */
+export function entryHash(field: (key: IdentityField) => unknown): string {
+  return tunnelHash(identityOf(field));
+}
+
+/** How `interactive` was written: the boolean it means, and whether that spelling is the canonical one. */
+export type InteractiveReading = { ok: true; value: boolean; canonical: boolean } | { ok: false };
+
+const SPELLINGS: Readonly<Record<string, boolean>> = { true: true, false: false, yes: true, no: false };
+
+/**
+ * `interactive` as the reference accepted it: true/false, and the strings "true",
+ * "false", yes, no in any case. Only a plain `true` or `false` is canonical; the
+ * others work and earn a warning. Absent or null is false.
+ */
+export function readInteractive(node: unknown): InteractiveReading {
+  if (node === undefined || node === null || (isScalar(node) && (node.value === null || node.value === undefined))) {
+    return { ok: true, value: false, canonical: true };
+  }
+  if (!isScalar(node)) return { ok: false };
+  const text = writtenText(node);
+  if (text === null) return { ok: false };
+  const value = SPELLINGS[text.toLowerCase()];
+  if (value === undefined) return { ok: false };
+  return { ok: true, value, canonical: node.type === 'PLAIN' && (text === 'true' || text === 'false') };
+}
