@@ -6,7 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
-import type { EngineApi } from '../daemon/types.js';
+import type { EngineApi } from './engine-api.js';
 import type { Attachment, LoginOutcome, TerminalSink } from '../supervisor/types.js';
 import { tokenMatches } from './auth.js';
 import { apiError } from './errors.js';

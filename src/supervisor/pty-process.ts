@@ -25,14 +25,17 @@ export interface PtyChild extends SshChild {
   readonly terminal: LoginTerminal;
 }
 
-/** Spawns `file args` in a pseudo-terminal; `debugLog` is the file ssh's `-E` names. */
-export type SpawnPty = (file: string, args: readonly string[], onLine: (line: string) => void, debugLog: string) => PtyChild;
+/** Spawns `file args` in a pseudo-terminal; its debug lines are read from the file after `-E` in `args`. */
+export type SpawnPty = (file: string, args: readonly string[], onLine: (line: string) => void) => PtyChild;
 
 // Enough for a banner and a prompt; anything older was already seen or is gone.
 const SCREEN_BYTES = 8 * 1024;
 const signalName = (n: number): string => Object.entries(constants.signals).find(([, v]) => v === n)?.[0] ?? `signal ${n}`;
 
-export const ptySpawn: SpawnPty = (file, args, onLine, debugLog) => {
+export const ptySpawn: SpawnPty = (file, args, onLine) => {
+  const debugLog = args[args.indexOf('-E') + 1];
+  // Without -E ssh's debug lines would go to the terminal, mixed with the person's prompts.
+  if (!args.includes('-E') || debugLog === undefined) throw new Error('an interactive ssh needs -E <file> for its debug lines');
   // A fresh file per spawn, readable by us alone: ssh appends to it.
   rmSync(debugLog, { force: true });
   closeSync(openSync(debugLog, 'w', 0o600));

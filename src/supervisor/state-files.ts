@@ -8,6 +8,8 @@ export interface StatePaths {
   desired: string;
   children: string;
   knownHosts: string;
+  /** Debug logs (ssh -E) of the interactive tunnels' ssh, one per tunnel, removed when it exits. */
+  loginLogs: string;
 }
 
 export function statePaths(dir: string): StatePaths {
@@ -16,6 +18,7 @@ export function statePaths(dir: string): StatePaths {
     desired: join(dir, 'desired.json'),
     children: join(dir, 'children.json'),
     knownHosts: join(dir, 'known_hosts'),
+    loginLogs: join(dir, 'logins'),
   };
 }
 
@@ -27,6 +30,7 @@ export function prepareStateDir(paths: StatePaths): void {
   mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
   chmodSync(paths.dir, 0o700);
   closeSync(openSync(paths.knownHosts, 'a', 0o600));
+  mkdirSync(paths.loginLogs, { recursive: true, mode: 0o700 });
 }
 
 let tempCounter = 0;

@@ -63,7 +63,7 @@ export async function createSupervisor(opts: SupervisorOptions): Promise<Supervi
   if (leftovers.stuck.length > 0) log({ event: 'leftover_ssh_stuck', pids: leftovers.stuck });
   const registry = new ChildRegistry(paths.children);
   registry.reset();
-  return new Supervisor(opts, clock, log, registry, DesiredStore.load(paths.desired), paths.knownHosts, graceMs);
+  return new Supervisor(opts, clock, log, registry, DesiredStore.load(paths.desired), paths.knownHosts, paths.loginLogs, graceMs);
 }
 
 class Supervisor implements SupervisorApi {
@@ -82,10 +82,11 @@ class Supervisor implements SupervisorApi {
     registry: ChildRegistry,
     private readonly desired: DesiredStore,
     knownHostsPath: string,
+    loginLogDir: string,
     graceMs: number,
   ) {
     this.resolveHost = opts.resolveHost ?? sshGResolver(opts.sshBin, opts.sshConfigPath);
-    this.planContext = { sshBin: opts.sshBin, sshConfigPath: opts.sshConfigPath, mode: opts.mode, knownHostsPath };
+    this.planContext = { sshBin: opts.sshBin, sshConfigPath: opts.sshConfigPath, mode: opts.mode, knownHostsPath, loginLogDir };
     this.runnerDeps = {
       clock,
       spawn: opts.spawn ?? execaSpawn,

@@ -27,7 +27,7 @@ async function spawnTunnel(name: string, localPort: number, targetPort: number) 
   const args = sshArgs({ spec: t, mode: 'default', sshConfigPath: server.sshConfigPath, knownHostsFiles: [join(dir, 'known_hosts')], debugLog });
   const lines: string[] = [];
   let screen = '';
-  const child: PtyChild = ptySpawn('ssh', args, (l) => lines.push(l), debugLog);
+  const child: PtyChild = ptySpawn('ssh', args, (l) => lines.push(l));
   child.terminal.onData((t) => (screen += t));
   return { child, lines, screen: () => screen, args, debugLog };
 }
