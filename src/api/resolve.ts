@@ -2,6 +2,7 @@ import type { EngineApi } from './engine-api.js';
 import { lookupHash } from '../tunnel/lookup.js';
 import { err, ok, type Result } from '../result.js';
 import { apiError } from './errors.js';
+import { unreachable } from '../unreachable.js';
 
 /** Every hash the daemon knows: the config in force plus whatever the supervisor still reports. */
 export function knownHashes(engine: EngineApi): Set<string> {
@@ -32,10 +33,8 @@ export function resolveHash(engine: EngineApi, param: string, needsConfig = fals
       }
       return err(apiError('tunnel_not_found', f.message));
     }
-    default: {
-      const never: never = f;
-      return never;
-    }
+    default:
+      return unreachable(f, 'failure');
   }
 }
 

@@ -7,6 +7,7 @@ import type { DirectionMode } from '../tunnel/spec.js';
 import { checkSshDir, showPathUnder } from './ssh-dir.js';
 import { checkStateDir } from './state-dir.js';
 import { checkTunnelHost } from './tunnel-host.js';
+import { unreachable } from '../unreachable.js';
 
 export type { CheckProblem, CheckReport, TunnelResolution } from './report.js';
 export { checkExitCode, formatReport } from './report.js';
@@ -94,10 +95,8 @@ export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
       }
       break;
     }
-    default: {
-      const never: never = load;
-      throw new Error(`unexpected config load result ${JSON.stringify(never)}`);
-    }
+    default:
+      return unreachable(load, 'config load result');
   }
 
   problems.push(...(await checkStateDir(opts.stateDir, uid, uid === processUid)));

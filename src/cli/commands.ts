@@ -4,6 +4,7 @@ import { call, openEvents, type ApiResponse, type Unreachable } from './client.j
 import { formatConfigProblem, formatList, formatProgress, formatRecordLine, formatReload, formatStatus, shortHash, type FormatOptions } from './format.js';
 import type { Target } from './target.js';
 import { WaitTracker, type WaitOutcome } from './wait.js';
+import { unreachable } from '../unreachable.js';
 
 /** Exit codes of SPEC §7. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3 } as const;
@@ -133,10 +134,8 @@ export async function runCommand(name: CommandName, hash: string | null, ctx: Co
       print(ctx, body.value, () => formatReload(record.value));
       return EXIT.ok;
     }
-    default: {
-      const never: never = name;
-      return never;
-    }
+    default:
+      return unreachable(name, 'command');
   }
 }
 
@@ -271,10 +270,8 @@ async function start(ctx: CommandContext, path: string, single: boolean): Promis
         line(ctx, `gave up waiting after ${ctx.timeoutMs / 1000} s: ${which.join('; ')}; the daemon keeps trying`);
         return EXIT.failed;
       }
-      default: {
-        const never: never = outcome;
-        return never;
-      }
+      default:
+        return unreachable(outcome, 'outcome');
     }
   } finally {
     if (ticker) clearInterval(ticker);

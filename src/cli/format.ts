@@ -17,6 +17,7 @@ const STATE_COLOR: Record<TunnelState, keyof typeof ANSI> = {
   RETRYING: 'yellow',
   FAILED: 'red',
   STOPPED: 'dim',
+  AUTH_REQUIRED: 'yellow',
 };
 
 const paint = (on: boolean, color: keyof typeof ANSI, text: string) => (on ? `${ANSI[color]}${text}${ANSI.reset}` : text);

@@ -11,6 +11,7 @@
  */
 import { z } from 'zod';
 import type { Result } from '../result.js';
+import { forwardHeadersSchema } from './forward-headers.js';
 
 /** Longest wait we accept, in seconds (one day); Node timers cap out near 24.8 days. */
 export const MAX_TIMEOUT_SECONDS = 86_400;
@@ -60,6 +61,7 @@ export const proxySchema = z.looseObject({
           : 'expected a map of providers keyed by prefix, e.g. gpu1: { base_url: http://127.0.0.1:11434/v1 }',
     })
     .default({}),
+  forward_headers: forwardHeadersSchema.optional(),
 });
 
 export type ProviderConfig = z.infer<typeof providerSchema>;

@@ -4,6 +4,7 @@ import type { SupervisorApi } from '../supervisor/types.js';
 import type { DirectionMode } from '../tunnel/spec.js';
 import type { ConfigHealth, EngineApi } from '../api/engine-api.js';
 import type { ReloadRecord } from '../api/types.js';
+import { unreachable } from '../unreachable.js';
 
 export interface EngineOptions {
   configPath: string;
@@ -81,10 +82,8 @@ export function createEngine(opts: EngineOptions): Engine {
         record = { type: 'reload', at, ok: true, error: null, ...report, changed: report.changed ?? [] };
         break;
       }
-      default: {
-        const never: never = load;
-        throw new Error(`unexpected load result ${JSON.stringify(never)}`);
-      }
+      default:
+        return unreachable(load, 'config load result');
     }
     opts.log({ event: 'reload', ok: record.ok, added: record.added.length, removed: record.removed.length, unchanged: record.unchanged.length, error: record.error });
     for (const l of listeners) l(record);

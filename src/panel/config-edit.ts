@@ -2,6 +2,7 @@ import { isMap, isScalar, isSeq, Scalar, type Document, type Pair, type YAMLMap,
 import { err, ok, type Result } from '../result.js';
 import { entryHash, readInteractive } from '../config/identity.js';
 import { parseEditable, printEditable, scalarText, type EditableDoc } from './yaml-doc.js';
+import { unreachable } from '../unreachable.js';
 
 /**
  * Editing the `tunnels:` list of the config file through the yaml Document API: nodes
@@ -202,9 +203,7 @@ export function applyEdit(text: string, edit: Edit): Result<string, EditFailure>
       if ((removed as { spaceBefore?: boolean }).spaceBefore && next) next.spaceBefore = true;
       return ok(printEditable(e));
     }
-    default: {
-      const never: never = edit;
-      return never;
-    }
+    default:
+      return unreachable(edit, 'edit');
   }
 }

@@ -5,6 +5,7 @@ import type { DirectionMode } from '../tunnel/spec.js';
 import { applyEdit, readEntries, type Edit, type EntryView } from './config-edit.js';
 import { blockingErrors, type FieldErrors } from './field-errors.js';
 import { readFileState, saveBackup, writeAtomic, type FileState } from './file-io.js';
+import { unreachable } from '../unreachable.js';
 
 /** The config file as the page sees it. */
 export interface ConfigView {
@@ -58,10 +59,8 @@ function validate(text: string, mode: DirectionMode): { problems: ConfigProblem[
       return { problems: r.problems, warnings: [] };
     case 'missing':
       return { problems: [], warnings: [] };
-    default: {
-      const never: never = r;
-      return never;
-    }
+    default:
+      return unreachable(r, 'result');
   }
 }
 

@@ -3,6 +3,7 @@ import type { ReloadRecord } from '../api/types.js';
 import type { StatusRecord } from '../tunnel/status.js';
 import type { DaemonClient } from './daemon-client.js';
 import { SseParser, type SseEvent } from './sse-parse.js';
+import { unreachable } from '../unreachable.js';
 
 /** The daemon's config state as its /health reports it. */
 export interface DaemonConfigHealth {
@@ -77,10 +78,8 @@ export class EventsHub {
         s.abort.abort();
         await s.done;
         return;
-      default: {
-        const never: never = s;
-        return never;
-      }
+      default:
+        return unreachable(s, 'state');
     }
   }
 

@@ -6,6 +6,7 @@ import type { ConfigStore, ConfigView, SaveFailure } from './config-store.js';
 import { describeTunnel, directionChoices } from './describe.js';
 import { problemText } from './field-errors.js';
 import { apiError } from './http-errors.js';
+import { unreachable } from '../unreachable.js';
 
 export interface ConfigRoutesDeps {
   store: ConfigStore;
@@ -52,10 +53,8 @@ export function createConfigApp(deps: ConfigRoutesDeps): Hono {
         return apiError(c, 409, 'not_editable', f.message);
       case 'not_found':
         return apiError(c, 404, 'not_found', f.message);
-      default: {
-        const never: never = f;
-        return never;
-      }
+      default:
+        return unreachable(f, 'failure');
     }
   };
 

@@ -2,6 +2,7 @@ import { Hono, type Context } from 'hono';
 import type { Result } from '../result.js';
 import type { DaemonClient, DaemonFailure } from './daemon-client.js';
 import { apiError } from './http-errors.js';
+import { unreachable } from '../unreachable.js';
 
 export interface DaemonRoutesDeps {
   daemon: DaemonClient;
@@ -17,10 +18,8 @@ function daemonError(c: Context, f: DaemonFailure) {
       // The browser's own login is the panel's business: a 401 from the daemon means the panel's token is wrong.
       if (f.status === 401) return apiError(c, 502, 'daemon_token', 'the daemon refused the panel\'s TUNNEL_API_TOKEN');
       return apiError(c, f.status === 404 || f.status === 409 || f.status === 400 || f.status === 503 ? f.status : 502, f.code, f.message);
-    default: {
-      const never: never = f;
-      return never;
-    }
+    default:
+      return unreachable(f, 'failure');
   }
 }
 

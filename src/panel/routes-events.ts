@@ -5,6 +5,7 @@ import type { StatusRecord } from '../tunnel/status.js';
 import type { DirectionMode } from '../tunnel/spec.js';
 import { describeTunnel } from './describe.js';
 import type { EventsHub, HubMessage } from './events-hub.js';
+import { unreachable } from '../unreachable.js';
 
 export interface EventsRoutesDeps {
   hub: EventsHub;
@@ -25,10 +26,8 @@ function forPage(m: HubMessage, mode: DirectionMode): unknown {
       return withWords(m.data);
     case 'reload':
       return m.data;
-    default: {
-      const never: never = m;
-      return never;
-    }
+    default:
+      return unreachable(m, 'message');
   }
 }
 

@@ -1,10 +1,14 @@
 import type { Result } from '../result.js';
 import type { ProxyError } from './errors.js';
+import { describe, readJsonBody } from './json-body.js';
+import { spliceTopLevelString } from './json-splice.js';
 
 /** A chat request that passed the checks the proxy itself needs; everything else is the upstream's business. */
 export interface ChatRequest {
-  /** The whole body as parsed, with `model` already replaced by the bare model name. */
-  body: Record<string, unknown>;
+  /** The body as the provider gets it: the client's bytes with the bare model name spliced in. */
+  payload: Buffer;
+  /** The body as parsed (with the client's `model`), for reading fields such as `stream`. */
+  fields: Record<string, unknown>;
   prefix: string;
   model: string;
 }
@@ -24,18 +28,19 @@ export function splitModel(model: string): { prefix: string; model: string } | n
   return { prefix: model.slice(0, colon), model: model.slice(colon + 1) };
 }
 
-/** Parses the body once and checks `model` and `messages`; the caller checks the prefix against its providers. */
-export function parseChatRequest(text: string): Result<ChatRequest, ProxyError> {
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch (e) {
-    return bad(`the request body is not valid JSON: ${(e as Error).message}`, null, 'invalid_json');
-  }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    return bad('the request body must be a JSON object', null, 'invalid_json');
-  }
-  const fields = body as Record<string, unknown>;
+/**
+ * The body as the provider gets it: `bytes` with the top-level `model` replaced by
+ * `model`, every other byte as the client sent it. `bytes` must have passed `readJsonBody`.
+ */
+export function withModel(bytes: Buffer, model: string): Buffer {
+  return spliceTopLevelString(bytes, 'model', model);
+}
+
+/** Checks the body once (UTF-8, JSON object, `model`, `messages`); the caller checks the prefix against its providers. */
+export function parseChatRequest(bytes: Buffer): Result<ChatRequest, ProxyError> {
+  const json = readJsonBody(bytes);
+  if (!json.ok) return json;
+  const fields = json.value.fields;
   const model = fields.model;
   if (model === undefined) return bad('missing required field "model" (expected "<prefix>:<model_name>")', 'model');
   if (typeof model !== 'string') return bad(`"model" must be a string "<prefix>:<model_name>", found ${describe(model)}`, 'model');
@@ -62,12 +67,5 @@ export function parseChatRequest(text: string): Result<ChatRequest, ProxyError> 
     };
   }
   if (split.model === '') return bad(`model "${model}" names no model after the prefix`, 'model');
-  fields.model = split.model;
-  return { ok: true, value: { body: fields, prefix: split.prefix, model: split.model } };
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+  return { ok: true, value: { payload: withModel(bytes, split.model), fields, prefix: split.prefix, model: split.model } };
 }

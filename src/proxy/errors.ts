@@ -28,6 +28,9 @@ export function sendError(res: ServerResponse, requestId: string, e: ProxyError,
     'x-request-id': requestId,
   };
   if (e.status === 401) headers['www-authenticate'] = 'Bearer';
+  // SDKs retry a 504 by default (LangChain sent one prompt 7 times); the proxy already
+  // waited the provider's whole timeout, so a retry would multiply the wait.
+  if (e.status === 504) headers['x-should-retry'] = 'false';
   if (close) headers.connection = 'close';
   res.writeHead(e.status, headers);
   res.end(body);

@@ -1,10 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { bodyEncoding, createBodyDecoder, type BodyDecoder } from './body-decoder.js';
 import { sendError, sseErrorEvent, timeoutError, type ProxyError } from './errors.js';
 import type { Provider } from './providers.js';
+import { upstreamRequestHeaders } from './request-headers.js';
 import { clientHeaders } from './response-headers.js';
+import { createSseFrames, type SseFrames } from './sse-frames.js';
 import type { UpstreamFailure, UpstreamPool } from './upstream.js';
 
-/** Everything one proxied chat request needs. */
+/** Everything one proxied request needs. */
 export interface Forward {
   req: IncomingMessage;
   res: ServerResponse;
@@ -13,6 +16,10 @@ export interface Forward {
   pool: UpstreamPool;
   /** The request body as the upstream gets it (bare model name). */
   payload: Buffer;
+  /** The path under the provider's base URL; `/chat/completions` when absent. */
+  endpoint?: string;
+  /** `proxy.forward_headers`: client headers passed on beyond the built-in ones. */
+  forwardHeaders?: readonly string[];
   /** "; 127.0.0.1:11434 is the local end of tunnel 'llm' (…), which is RETRYING, not RUNNING" or "": appended to 502 messages. */
   tunnelHint(): string;
   log?(entry: Record<string, unknown>): void;
@@ -22,7 +29,7 @@ export interface Forward {
 const MAX_SCRUBBED_ERROR_BYTES = 1024 * 1024;
 
 /**
- * Relays one chat request to its provider and the answer back, as it arrives.
+ * Relays one request to its provider and the answer back, as it arrives.
  *
  *   waiting ──upstream head──▶ relaying ──upstream end──▶ done
  *     │ timeout ▶ 504            │ gap timeout, upstream died ▶ final SSE error event
@@ -31,12 +38,20 @@ const MAX_SCRUBBED_ERROR_BYTES = 1024 * 1024;
  *
  * One timer serves both timeouts: armed when the request leaves, refreshed by the
  * head and by every chunk, so a stream that keeps flowing is never cut.
+ *
+ * While relaying, the body goes through up to three steps: a decoder when the
+ * provider compressed it anyway, then either the SSE framer (only whole events reach
+ * the client) or, for an error answer while a key is in use, a buffer that is
+ * scrubbed of the key once complete.
  */
 export function forwardChat(f: Forward): void {
   const { req, res, requestId, provider } = f;
   let state: 'waiting' | 'relaying' | 'done' = 'waiting';
-  let eventStream = false;
-  let atEventBoundary = true;
+  // Set by the head: SSE framing (null: the body is passed on as it comes).
+  let frames: SseFrames | null = null;
+  // Whether the proxy may append its own text (an error event) to the body the client gets.
+  let appendable = false;
+  let decoder: BodyDecoder | null = null;
   let clientBlocked = false;
   // Whether a body byte went to the client (the head goes with the first one).
   let wrote = false;
@@ -46,9 +61,15 @@ export function forwardChat(f: Forward): void {
 
   const timer = setTimeout(onTimeout, provider.timeoutMs);
   res.on('close', onClientClose);
+  const forwardHeaders = f.forwardHeaders ?? [];
   const exchange = f.pool.request(
     provider.origin,
-    { method: 'POST', path: `${provider.basePath}/chat/completions`, headers: requestHeaders(req, requestId, provider), body: f.payload },
+    {
+      method: 'POST',
+      path: `${provider.basePath}${f.endpoint ?? '/chat/completions'}`,
+      headers: upstreamRequestHeaders(req, requestId, provider.authorization, forwardHeaders),
+      body: f.payload,
+    },
     { head: onHead, data: onData, end: onEnd, fail: onFail },
   );
 
@@ -60,28 +81,50 @@ export function forwardChat(f: Forward): void {
   function onHead(status: number, rawHeaders: string[]): void {
     state = 'relaying';
     timer.refresh();
+    const { contentType, contentEncoding } = scan(rawHeaders);
+    const encoding = bodyEncoding(contentEncoding);
+    if (encoding.kind === 'decodable') decoder = createBodyDecoder(encoding.name, { data: onPlain, end: onPlainEnd, error: onUndecodable });
     if (status >= 400 && provider.key.ok && provider.key.value !== null) {
+      if (encoding.kind === 'opaque') {
+        // It cannot be searched for the key, so it is not passed on.
+        finish();
+        exchange.abort();
+        sendError(res, requestId, { status: 502, type: 'upstream_error', code: 'upstream_undecodable', message: `provider "${provider.prefix}" answered ${status} with a body in content-encoding "${encoding.name}", which the proxy cannot check for its key` });
+        return;
+      }
       held = { status, rawHeaders, chunks: [], size: 0 };
       return;
     }
-    eventStream = isEventStream(rawHeaders);
-    res.writeHead(status, clientHeaders(rawHeaders, requestId));
+    appendable = encoding.kind !== 'opaque' && contentType !== undefined && /^\s*text\/event-stream/i.test(contentType);
+    if (appendable) frames = createSseFrames();
+    res.writeHead(status, clientHeaders(rawHeaders, requestId, decoder !== null));
     // The client learns the stream has begun even if the first event is slow. Not at
     // once: the first event often came in the same read, and then goes out with the
     // head in one write.
-    if (eventStream) queueMicrotask(() => wrote || state !== 'relaying' || res.flushHeaders());
+    if (appendable) queueMicrotask(() => wrote || state !== 'relaying' || res.flushHeaders());
   }
 
   function onData(chunk: Buffer): void {
     timer.refresh();
+    if (decoder !== null) decoder.write(chunk);
+    else onPlain(chunk);
+  }
+
+  /** A piece of the body as plain (decoded) bytes. */
+  function onPlain(chunk: Buffer): void {
+    if (state !== 'relaying') return;
     if (held !== null) {
       held.size += chunk.length;
       if (held.size <= MAX_SCRUBBED_ERROR_BYTES) held.chunks.push(chunk);
       return;
     }
-    if (eventStream) atEventBoundary = chunk.length >= 2 && chunk[chunk.length - 1] === 10 && chunk[chunk.length - 2] === 10;
+    const out = frames === null ? chunk : frames.push(chunk);
+    if (out !== null) write(out);
+  }
+
+  function write(out: Buffer): void {
     wrote = true;
-    if (!res.write(chunk) && !clientBlocked) {
+    if (!res.write(out) && !clientBlocked) {
       // A slow reader is not an upstream gap: stop reading (TCP pushes back on the
       // upstream) and let the timer ignore the pause.
       clientBlocked = true;
@@ -96,9 +139,17 @@ export function forwardChat(f: Forward): void {
 
   function onEnd(): void {
     if (state !== 'relaying') return;
+    if (decoder !== null) decoder.end();
+    else onPlainEnd();
+  }
+
+  function onPlainEnd(): void {
+    if (state !== 'relaying') return;
     finish();
     if (held === null) {
-      res.end();
+      // A provider that ends without a last blank line: its last bytes still reach the client as sent.
+      const rest = frames?.rest() ?? null;
+      res.end(rest ?? undefined);
       return;
     }
     // The error body may quote our key back (some APIs echo the header they rejected).
@@ -107,6 +158,11 @@ export function forwardChat(f: Forward): void {
     if (key !== null && held.size <= MAX_SCRUBBED_ERROR_BYTES && body.includes(key)) body = Buffer.from(body.toString('utf8').replaceAll(key, '***'));
     res.writeHead(held.status, [...clientHeaders(held.rawHeaders, requestId, true), 'content-length', String(body.length)]);
     res.end(body);
+  }
+
+  function onUndecodable(message: string): void {
+    if (state !== 'relaying') return;
+    failMidway({ status: 502, type: 'upstream_error', code: 'upstream_undecodable', message: `provider "${provider.prefix}": ${message}` });
   }
 
   function onFail(failure: UpstreamFailure): void {
@@ -143,17 +199,22 @@ export function forwardChat(f: Forward): void {
     }
   }
 
-  /** After the status line went out, an error can only be a last SSE event; anything else is cut short. */
+  /**
+   * After the status line went out, an error can only be a last SSE event (after the
+   * last whole event: a partial one is dropped); any other body is cut short, so it
+   * cannot pass for complete.
+   */
   function failMidway(e: ProxyError): void {
     finish();
     exchange.abort();
+    decoder?.destroy();
     if (held !== null) {
       // Nothing reached the client yet: it can still get a whole error answer.
       sendError(res, requestId, e);
-    } else if (!eventStream) {
+    } else if (!appendable) {
       res.destroy();
     } else {
-      res.end((atEventBoundary ? '' : '\n\n') + sseErrorEvent(e));
+      res.end(sseErrorEvent(e));
     }
   }
 
@@ -162,31 +223,19 @@ export function forwardChat(f: Forward): void {
     const stage = state;
     finish();
     exchange.abort();
+    decoder?.destroy();
     f.log?.({ event: 'proxy_client_closed', request_id: requestId, provider: provider.prefix, stage, ms: Date.now() - started });
   }
 }
 
-/** The headers the upstream gets: our own, the key, and two harmless ones of the client's. */
-function requestHeaders(req: IncomingMessage, requestId: string, provider: Provider): Record<string, string> {
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    accept: headerValue(req.headers.accept) ?? 'application/json',
-    'x-request-id': requestId,
-  };
-  const agent = headerValue(req.headers['user-agent']);
-  if (agent !== undefined) headers['user-agent'] = agent;
-  if (provider.authorization !== null) headers.authorization = provider.authorization;
-  return headers;
-}
-
-/** A client header value fit to copy into our request head (Node's parser already refuses line breaks; this holds without it). */
-function headerValue(value: string | undefined): string | undefined {
-  return value === undefined || /[\r\n]/.test(value) ? undefined : value;
-}
-
-function isEventStream(rawHeaders: readonly string[]): boolean {
+/** The two response headers the relay depends on, in one pass over the raw list. */
+function scan(rawHeaders: readonly string[]): { contentType: string | undefined; contentEncoding: string | undefined } {
+  let contentType: string | undefined;
+  let contentEncoding: string | undefined;
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    if (rawHeaders[i]!.length === 12 && rawHeaders[i]!.toLowerCase() === 'content-type') return /^\s*text\/event-stream/i.test(rawHeaders[i + 1]!);
+    const name = rawHeaders[i]!;
+    if (name.length === 12 && name.toLowerCase() === 'content-type') contentType = rawHeaders[i + 1];
+    else if (name.length === 16 && name.toLowerCase() === 'content-encoding') contentEncoding = rawHeaders[i + 1];
   }
-  return false;
+  return { contentType, contentEncoding };
 }

@@ -67,7 +67,7 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
         }
         return;
       }
-      const parsed = parseChatRequest(body.toString('utf8'));
+      const parsed = parseChatRequest(body);
       if (!parsed.ok) return sendError(res, requestId, parsed.error);
       const provider = runtime.providers.get(parsed.value.prefix);
       if (provider === undefined) return sendError(res, requestId, unknownPrefix(parsed.value.prefix, runtime));
@@ -81,7 +81,8 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
         requestId,
         provider,
         pool,
-        payload: Buffer.from(JSON.stringify(parsed.value.body)),
+        payload: parsed.value.payload,
+        forwardHeaders: deps.getConfig()?.forward_headers,
         tunnelHint: () => tunnelHint(provider),
         log: deps.log,
       });

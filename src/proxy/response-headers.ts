@@ -16,12 +16,16 @@ const DROPPED = new Set([
   'set-cookie',
 ]);
 
-/** Flat `[name, value, …]` list for `res.writeHead`, from the upstream's raw headers. */
-export function clientHeaders(raw: readonly string[], requestId: string, dropLength = false): string[] {
+/**
+ * Flat `[name, value, …]` list for `res.writeHead`, from the upstream's raw headers.
+ * `rewritten`: the client gets other bytes than the upstream sent (decoded, or a key
+ * blanked out), so the upstream's length and encoding no longer describe them.
+ */
+export function clientHeaders(raw: readonly string[], requestId: string, rewritten = false): string[] {
   const out: string[] = [];
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
-    if (DROPPED.has(name) || (dropLength && name === 'content-length')) continue;
+    if (DROPPED.has(name) || (rewritten && (name === 'content-length' || name === 'content-encoding'))) continue;
     if (name === 'x-request-id') out.push('x-upstream-request-id', raw[i + 1]!);
     else out.push(name, raw[i + 1]!);
   }

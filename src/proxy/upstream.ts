@@ -56,9 +56,17 @@ export interface UpstreamPool {
   close(): void;
 }
 
-// Idle connections are kept this long; an upstream that closes sooner is handled by
-// undici, which retries an idempotent request and reports the rest as a socket error.
-const KEEP_ALIVE_MS = 30_000;
+/**
+ * How long an idle connection is kept. Shorter than the shortest idle timeout of the
+ * servers providers run on: uvicorn (vLLM, SGLang, llama-cpp-python) closes after 5 s
+ * without saying so in a `Keep-Alive` header. Kept longer, a request sent as the
+ * server closes the connection meets the close, and since a POST may have reached the
+ * server, it cannot be sent again: the client would get a 502. Closing first costs a
+ * new connection after 4 s idle. A server that announces its own timeout
+ * (`Keep-Alive: timeout=N`, as Node's does) is trusted for up to N - 1 s.
+ */
+const KEEP_ALIVE_MS = 4_000;
+const KEEP_ALIVE_THRESHOLD_MS = 1_000;
 
 /**
  * A failure in the terms the proxy's messages use: the socket error's own code
@@ -91,6 +99,7 @@ function flatten(headers: Record<string, string | string[] | undefined>): string
 export function createUpstreamPool(options: { ca?: string | Buffer } = {}): UpstreamPool {
   const agent = new Agent({
     keepAliveTimeout: KEEP_ALIVE_MS,
+    keepAliveTimeoutThreshold: KEEP_ALIVE_THRESHOLD_MS,
     // Streams last as long as the upstream keeps talking; the caller's timer bounds them.
     headersTimeout: 0,
     bodyTimeout: 0,
@@ -138,7 +147,8 @@ export function createUpstreamPool(options: { ca?: string | Buffer } = {}): Upst
         method: call.method,
         headers: call.body === null ? call.headers : { ...call.headers, 'content-length': String(call.body.length) },
         body: call.body,
-        // A chat completion is not idempotent: never sent twice by the client library.
+        // A POST is never sent twice: undici moves a request to a new connection only
+        // when none of it was written on the old one.
         idempotent: call.method === 'GET',
       },
       handler,

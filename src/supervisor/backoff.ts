@@ -8,6 +8,8 @@
 // at once (within the base delay), and a tunnel that reaches RUNNING starts its next
 // login-failure series from the bottom.
 
+import { unreachable } from '../unreachable.js';
+
 export interface BackoffPolicy {
   /** Delay after the first failure; later ones double. */
   baseMs: number;
@@ -86,10 +88,8 @@ export function planRetry(
       counters = { failures: 0, flaps: flaps + 1 };
       break;
     }
-    default: {
-      const never: never = setback;
-      throw new Error(`unknown setback ${JSON.stringify(never)}`);
-    }
+    default:
+      return unreachable(setback, 'setback');
   }
   const delayMs = backoffDelay(n, random, policy, capMs);
   const earliest = lastSpawnAt === null ? now : lastSpawnAt + policy.minLoginIntervalMs;

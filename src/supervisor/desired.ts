@@ -33,6 +33,17 @@ export class DesiredStore {
   /** Sets several at once and writes the file once. */
   set(hashes: readonly string[], state: DesiredState): void {
     for (const h of hashes) this.states.set(h, state);
+    this.save();
+  }
+
+  /** Drops the wishes of tunnels no longer configured; writes the file only when something went. */
+  forget(hashes: readonly string[]): void {
+    let changed = false;
+    for (const h of hashes) changed = this.states.delete(h) || changed;
+    if (changed) this.save();
+  }
+
+  private save(): void {
     writeFileAtomic(this.path, `${JSON.stringify({ tunnels: Object.fromEntries(this.states) }, null, 2)}\n`);
   }
 }

@@ -52,6 +52,11 @@ export class LoginSlot {
     this.stopForwarding = terminal.onData((text) => this.sink?.output(text));
   }
 
+  /** The ssh behind `terminal` is gone: the slot shows nothing until the next one. */
+  release(terminal: LoginTerminal): void {
+    if (this.terminal === terminal) this.bind(null);
+  }
+
   /** Ends the attached terminal's session with `outcome` (the terminal is then free). */
   end(outcome: LoginOutcome): void {
     const sink = this.sink;

@@ -1,6 +1,7 @@
 // Cheap checks that tell a retrying tunnel its fault has ended, so that it logs in
 // again at once instead of sleeping out its backoff.
 import net from 'node:net';
+import { unreachable } from '../unreachable.js';
 
 export type ProbeTarget =
   /** The ssh server's TCP port accepts connections again. */
@@ -46,9 +47,7 @@ export const tcpProbe: Probe = async (target, signal) => {
       return tcpAccepts(target.host, target.port, signal);
     case 'local-bind':
       return canBind(target.host, target.port);
-    default: {
-      const never: never = target;
-      throw new Error(`unknown probe ${JSON.stringify(never)}`);
-    }
+    default:
+      return unreachable(target, 'probe target');
   }
 };

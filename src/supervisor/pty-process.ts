@@ -16,8 +16,6 @@ export interface LoginTerminal {
   onData(listener: (text: string) => void): () => void;
   write(data: string): void;
   resize(cols: number, rows: number): void;
-  /** When the terminal last received input (epoch ms), or null: whether a person is typing. */
-  lastInputAt(): number | null;
 }
 
 /** An ssh child that also has a terminal. */
@@ -63,7 +61,6 @@ export const ptySpawn: SpawnPty = (file, args, onLine) => {
   }
 
   let screen = '';
-  let lastInput: number | null = null;
   const listeners = new Set<(text: string) => void>();
   proc.onData((text) => {
     screen = (screen + text).slice(-SCREEN_BYTES);
@@ -96,17 +93,15 @@ export const ptySpawn: SpawnPty = (file, args, onLine) => {
         if (gone) return;
         // What came before the answer is not replayed to a later terminal: it may echo typed text.
         screen = '';
-        lastInput = Date.now();
         proc.write(data);
       },
       resize(cols, rows) {
         if (!gone) proc.resize(cols, rows);
       },
-      lastInputAt: () => lastInput,
     },
   };
 };
 
 function deadTerminal(): LoginTerminal {
-  return { screen: () => '', onData: () => () => undefined, write: () => undefined, resize: () => undefined, lastInputAt: () => null };
+  return { screen: () => '', onData: () => () => undefined, write: () => undefined, resize: () => undefined };
 }

@@ -1,15 +1,23 @@
-// One tunnel's ssh child and what happens around it: spawn, wait for the forward,
-// watch it, back off and retry, stop. The whole lifecycle is one state machine.
+// One tunnel's runner: the shell around the pure lifecycle (lifecycle.ts). It feeds
+// events in (start, stop, restart, ssh's lines and exit, timers, probes) and performs
+// the effects that come out (spawn, terminate, timers, probes, announcements). Every
+// decision is the lifecycle's; this file only does the I/O.
 import type { TunnelSpec } from '../tunnel/spec.js';
-import type { LastExit, StatusRecord, TunnelState } from '../tunnel/status.js';
-import { earliestLogin, FRESH_COUNTERS, onEstablished, planRetry, type BackoffPolicy, type RetryCounters } from './backoff.js';
-import { classifyExit, spawnFailure, startTimeoutFailure, type Failure } from './classify.js';
+import type { StatusRecord } from '../tunnel/status.js';
+import { unreachable } from '../unreachable.js';
+import type { BackoffPolicy } from './backoff.js';
+import { classifyExit, spawnFailure, type Failure } from './classify.js';
 import type { Clock } from './clock.js';
+import { initialTunnel, isActive, next, pidOf, publicStatus, type Effect, type Event, type Rules, type SpawnMode, type Tunnel } from './lifecycle.js';
 import type { Probe, ProbeTarget } from './probe.js';
 import { LineRing } from './ring.js';
 import type { SpawnSpacer } from './spacing.js';
 import { isEstablishedLine, isLoggedInLine, keepInLog } from './ssh-output.js';
 import { terminate, type ChildExit, type SshChild, type SpawnSsh } from './ssh-process.js';
+import { err, type Result } from '../result.js';
+import { LoginSlot } from './login-slot.js';
+import type { LoginTerminal, SpawnPty } from './pty-process.js';
+import type { Attachment, AttachRefusal, LoginOutcome, TerminalSink } from './types.js';
 
 /** Everything needed to run one tunnel, worked out by the supervisor from the spec and `ssh -G`. */
 export interface TunnelPlan {
@@ -32,6 +40,8 @@ export interface TunnelPlan {
 export interface RunnerDeps {
   clock: Clock;
   spawn: SpawnSsh;
+  /** Spawns ssh in a pseudo-terminal, where a person logs in (interactive tunnels, SPEC §13). */
+  spawnPty: SpawnPty;
   probe: Probe;
   spacer: SpawnSpacer;
   /** Records live children's pids in the state dir. */
@@ -44,81 +54,15 @@ export interface RunnerDeps {
   graceMs: number;
   logLines: number;
   onChange(record: StatusRecord): void;
+  /** Every line ssh writes, as it comes: where a watcher such as a health check reads channel errors. */
+  onLine?(hash: string, line: string): void;
   log(entry: Record<string, unknown>): void;
 }
 
-/** Why an attempt's AbortController fired. */
-type AbortReason = 'stop' | 'start-timeout' | 'ended';
-
-/** One spawn of ssh: its controller cancels the attempt's timers and tells why it ended. */
-interface Attempt {
-  ctrl: AbortController;
-}
-
-interface Deferred {
-  promise: Promise<void>;
-  resolve(): void;
-}
-
-function deferred(): Deferred {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => {
-    resolve = r;
-  });
-  return { promise, resolve };
-}
-
-/*
- *             start()                   forward established
- *   stopped ───────────► starting ─────────────────────────► running
- *      ▲                 │      ▲                               │
- *      │      fatal exit │      │ retry due, probe ok           │ exit
- *      │                 ▼      │                               │
- *      │              failed   backoff (RETRYING) ◄─────────────┘
- *      │                          ▲
- *      │                          └── retryable exit or start timeout, from starting
- *      │ child gone
- *   stopping ◄── stop() while a child exists (starting, running)
- *
- *   Also: stop() from backoff or failed → stopped; start() from failed or backoff →
- *   starting. Each spawn is one Attempt whose AbortController cancels its timers and,
- *   through its reason, tells an exit we caused from one ssh chose.
- */
-type State =
-  | { id: 'stopped' }
-  /** `child` is null while the attempt waits for its host's spawn slot. */
-  | { id: 'starting'; attempt: Attempt; child: SshChild | null }
-  | { id: 'running'; attempt: Attempt; child: SshChild; since: number }
-  | { id: 'backoff'; wait: AbortController; until: number; failure: Failure }
-  | { id: 'failed'; failure: Failure }
-  /** TERM sent (KILL follows); `done` resolves once the child is gone. */
-  | { id: 'stopping'; child: SshChild; done: Deferred };
-
-type Event =
-  | { type: 'spawned'; attempt: Attempt; child: SshChild }
-  | { type: 'established'; attempt: Attempt }
-  | { type: 'start-timeout'; attempt: Attempt }
-  | { type: 'exited'; attempt: Attempt; child: SshChild; exit: ChildExit; lines: readonly string[] }
-  | { type: 'retry-due'; wait: AbortController };
-
-function publicStatus(s: State): TunnelState {
-  switch (s.id) {
-    case 'stopped':
-    case 'stopping':
-      return 'STOPPED';
-    case 'starting':
-      return 'STARTING';
-    case 'running':
-      return 'RUNNING';
-    case 'backoff':
-      return 'RETRYING';
-    case 'failed':
-      return 'FAILED';
-    default: {
-      const never: never = s;
-      throw new Error(`unknown state ${JSON.stringify(never)}`);
-    }
-  }
+/** A spawned child; `gone` resolves once its exit went through the lifecycle. */
+interface Live {
+  child: SshChild;
+  gone: Promise<void>;
 }
 
 // Lines of one attempt kept for classifying its end; the banner of a changed host
@@ -126,21 +70,22 @@ function publicStatus(s: State): TunnelState {
 const ATTEMPT_LINES = 100;
 
 export class Runner {
-  private state: State = { id: 'stopped' };
-  private counters: RetryCounters = FRESH_COUNTERS;
-  private lastSpawnAt: number | null = null;
-  private restarts = 0;
-  private lastExit: LastExit | null = null;
-  private lastError: string | null = null;
-  private since: number;
+  private tunnel: Tunnel;
+  /** Cancels the timers, probes and spawn-slot wait of each live token (attempt or wait). */
+  private readonly tokens = new Map<number, AbortController>();
+  private readonly children = new Map<number, Live>();
+  private readonly queue: Event[] = [];
+  private draining = false;
   private lastEmitted = '';
   private readonly ring: LineRing;
+  /** The person's terminal on an interactive tunnel's login. */
+  private readonly slot = new LoginSlot();
 
   constructor(
     private plan: TunnelPlan,
     private readonly deps: RunnerDeps,
   ) {
-    this.since = deps.clock.now();
+    this.tunnel = initialTunnel(deps.clock.now());
     this.ring = new LineRing(deps.logLines);
   }
 
@@ -152,7 +97,7 @@ export class Runner {
     return this.plan.spec;
   }
 
-  /** Used by the next spawn; the supervisor stops the runner first when the spec changed. */
+  /** Used by the next spawn; a running child keeps the plan it was started with. */
   setPlan(plan: TunnelPlan): void {
     this.plan = plan;
   }
@@ -161,30 +106,14 @@ export class Runner {
     return this.ring.toArray();
   }
 
-  /** True while a child exists or is about to (starting, running, retrying, stopping). */
+  /** True while a child exists or is about to (starting, running, retrying, stopping, awaiting a login). */
   get active(): boolean {
-    switch (this.state.id) {
-      case 'starting':
-      case 'running':
-      case 'backoff':
-      case 'stopping':
-        return true;
-      case 'stopped':
-      case 'failed':
-        return false;
-      default: {
-        const never: never = this.state;
-        throw new Error(`unknown state ${JSON.stringify(never)}`);
-      }
-    }
+    return isActive(this.tunnel.phase);
   }
 
   status(): StatusRecord {
-    const s = this.state;
+    const t = this.tunnel;
     const spec = this.plan.spec;
-    const iso = (t: number) => new Date(t).toISOString();
-    let pid: number | null = null;
-    if ((s.id === 'starting' || s.id === 'running' || s.id === 'stopping') && s.child !== null) pid = s.child.pid;
     return {
       hash: spec.hash,
       name: spec.name,
@@ -192,13 +121,13 @@ export class Runner {
       remote_port: spec.remote_port.text,
       local_port: spec.local_port.text,
       direction: spec.direction,
-      status: publicStatus(s),
-      pid,
-      since: iso(this.since),
-      restarts: this.restarts,
-      last_exit: this.lastExit,
-      last_error: this.lastError,
-      next_retry_at: s.id === 'backoff' ? iso(s.until) : null,
+      status: publicStatus(t.phase, spec.interactive),
+      pid: pidOf(t.phase),
+      since: new Date(t.since).toISOString(),
+      restarts: t.restarts,
+      last_exit: t.lastExit,
+      last_error: t.lastError,
+      next_retry_at: t.phase.id === 'backoff' ? new Date(t.phase.until).toISOString() : null,
     };
   }
 
@@ -207,312 +136,215 @@ export class Runner {
    * tries at once. `restart` counts it in `restarts` (a config change, not a user start).
    */
   start(opts: { restart: boolean }): void {
-    const s = this.state;
-    switch (s.id) {
-      case 'stopped':
-      case 'failed':
-        this.counters = FRESH_COUNTERS;
-        if (opts.restart) this.restarts++;
-        this.launch();
-        return;
-      case 'backoff':
-        s.wait.abort();
-        this.launch();
-        return;
-      case 'starting':
-      case 'running':
-        return;
-      case 'stopping':
-        void s.done.promise.then(() => this.start(opts));
-        return;
-      default: {
-        const never: never = s;
-        throw new Error(`unknown state ${JSON.stringify(never)}`);
-      }
-    }
+    this.dispatch({ type: 'start', restart: opts.restart });
   }
 
   /** Ends the child (TERM, then KILL after the grace period) and resolves once it is gone. */
-  stop(): Promise<void> {
-    const s = this.state;
-    switch (s.id) {
-      case 'stopped':
-        return Promise.resolve();
-      case 'failed':
-        this.enter({ id: 'stopped' });
-        return Promise.resolve();
-      case 'backoff':
-        s.wait.abort();
-        this.enter({ id: 'stopped' });
-        return Promise.resolve();
-      case 'starting':
-        s.attempt.ctrl.abort('stop' satisfies AbortReason);
-        if (s.child === null) {
-          this.enter({ id: 'stopped' });
-          return Promise.resolve();
-        }
-        return this.beginStopping(s.child);
-      case 'running':
-        s.attempt.ctrl.abort('stop' satisfies AbortReason);
-        return this.beginStopping(s.child);
-      case 'stopping':
-        return s.done.promise;
-      default: {
-        const never: never = s;
-        throw new Error(`unknown state ${JSON.stringify(never)}`);
+  async stop(): Promise<void> {
+    const gone = [...this.children.values()].map((l) => l.gone);
+    this.dispatch({ type: 'stop' });
+    await Promise.all(gone);
+  }
+
+  /**
+   * Stop, then start with a fresh ssh (and the current plan) without showing STOPPED;
+   * resolves once the old child is gone.
+   */
+  async restart(): Promise<void> {
+    const gone = [...this.children.values()].map((l) => l.gone);
+    this.dispatch({ type: 'restart' });
+    await Promise.all(gone);
+  }
+
+  /**
+   * Attaches a person's terminal to the login (SPEC §13): starts one if none waits,
+   * and replaces a stale prompt. One terminal at a time; none once RUNNING.
+   */
+  attach(sink: TerminalSink): Result<Attachment, AttachRefusal> {
+    const name = this.plan.spec.name;
+    if (this.tunnel.phase.id === 'running') return err({ reason: 'running', message: `${name} is already RUNNING: it needs no login now` });
+    const attached = this.slot.attach(sink);
+    if (!attached.ok) {
+      return err({ reason: 'busy', message: `another terminal is attached to the login of ${name}; close it first (Ctrl-C in tunnel-cli, or the panel's terminal window)` });
+    }
+    this.dispatch({ type: 'login' });
+    return attached;
+  }
+
+  /** Runs each event through the lifecycle, one at a time: an event raised by an effect waits its turn. */
+  private dispatch(ev: Event): void {
+    this.queue.push(ev);
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      for (let e = this.queue.shift(); e !== undefined; e = this.queue.shift()) {
+        const { clock } = this.deps;
+        const step = next(this.tunnel, e, this.rules(), { now: clock.now(), random: () => clock.random() });
+        this.tunnel = step.tunnel;
+        for (const effect of step.effects) this.perform(effect);
       }
+    } finally {
+      this.draining = false;
+    }
+    this.settleLogin();
+  }
+
+  /** Ends an attached terminal's session once the login is over, one way or the other. */
+  private settleLogin(): void {
+    if (!this.slot.attached) return;
+    const t = this.tunnel;
+    const p = t.phase;
+    const lost = (status: Exclude<LoginOutcome['status'], 'RUNNING'>): LoginOutcome => ({ status, message: t.lastError ?? 'ssh ended' });
+    switch (p.id) {
+      case 'awaiting_login':
+        return;
+      case 'stopping':
+        // A stale prompt being replaced: the person stays for the fresh one.
+        if (p.then !== 'stop') return;
+        return this.slot.end({ status: 'STOPPED', message: 'the tunnel was stopped' });
+      case 'running':
+        return this.slot.end({ status: 'RUNNING', message: null });
+      case 'failed':
+        return this.slot.end(lost('FAILED'));
+      case 'login_needed':
+        return this.slot.end(lost('AUTH_REQUIRED'));
+      case 'stopped':
+      case 'starting':
+      case 'backoff':
+        return this.slot.end({ status: 'STOPPED', message: 'the tunnel was stopped' });
+      default:
+        return unreachable(p, 'phase');
     }
   }
 
-  private beginStopping(child: SshChild): Promise<void> {
-    const done = deferred();
-    this.enter({ id: 'stopping', child, done });
-    // The child's exit (an 'exited' event) completes the stop.
-    void terminate(child, this.deps.graceMs, this.deps.clock);
-    return done.promise;
+  private rules(): Rules {
+    const { policy, unprobedCapMs, probeIntervalMs } = this.deps;
+    return { interactive: this.plan.spec.interactive, policy, unprobedCapMs, probeIntervalMs, startTimeoutMs: this.plan.startTimeoutMs };
   }
 
-  private launch(): void {
-    const attempt: Attempt = { ctrl: new AbortController() };
-    this.enter({ id: 'starting', attempt, child: null });
-    void this.runAttempt(attempt);
+  private perform(e: Effect): void {
+    const { clock, graceMs } = this.deps;
+    switch (e.type) {
+      case 'spawn':
+        void this.runAttempt(e.attempt, e.mode, this.token(e.attempt));
+        return;
+      case 'terminate': {
+        const live = this.children.get(e.attempt);
+        if (live !== undefined) void terminate(live.child, graceMs, clock);
+        return;
+      }
+      case 'timer': {
+        const signal = this.token(e.token);
+        void clock.sleep(e.at - clock.now(), signal).then((elapsed) => {
+          if (elapsed) this.dispatch(e.event);
+        });
+        return;
+      }
+      case 'probe':
+        void this.runProbe(e.token, e.at, e.target);
+        return;
+      case 'cancel':
+        this.tokens.get(e.token)?.abort();
+        this.tokens.delete(e.token);
+        return;
+      case 'note':
+        this.note(e.text);
+        return;
+      case 'announce':
+        this.announce();
+        return;
+      default:
+        unreachable(e, 'effect');
+    }
   }
 
-  private async runAttempt(attempt: Attempt): Promise<void> {
-    const { clock, spacer, spawn, registry } = this.deps;
-    const { signal } = attempt.ctrl;
+  private token(id: number): AbortSignal {
+    let ctrl = this.tokens.get(id);
+    if (ctrl === undefined) {
+      ctrl = new AbortController();
+      this.tokens.set(id, ctrl);
+    }
+    return ctrl.signal;
+  }
+
+  /** One spawn of ssh: wait for the host's slot (batch), start it, report its lines and its end. */
+  private async runAttempt(attempt: number, mode: SpawnMode, signal: AbortSignal): Promise<void> {
+    const { spacer, registry } = this.deps;
+    let release = () => {};
+    // A login that waits for a person must not hold a slot other tunnels to the host need.
+    if (mode === 'batch') {
+      const slot = await spacer.acquire(this.plan.spacingKey, signal);
+      if (slot === null) return;
+      release = slot;
+      // The host's slot is freed at login, or when the attempt ends without one.
+      signal.addEventListener('abort', release, { once: true });
+    }
     const plan = this.plan;
-    const release = await spacer.acquire(plan.spacingKey, signal);
-    if (release === null) return;
-    // The host's slot is freed at login, or when the attempt ends without one.
-    signal.addEventListener('abort', release, { once: true });
-
     const lines = new LineRing(ATTEMPT_LINES);
-    const child = spawn(plan.file, plan.args, (line) => {
+    const onLine = (line: string) => {
       lines.push(line);
       if (keepInLog(line)) this.ring.push(line);
+      this.deps.onLine?.(plan.spec.hash, line);
       if (isLoggedInLine(line)) release();
       if (isEstablishedLine(line, plan.flag)) {
         release();
         this.dispatch({ type: 'established', attempt });
       }
-    });
-    this.lastSpawnAt = clock.now();
+    };
+    let child: SshChild;
+    let terminal: LoginTerminal | null = null;
+    if (mode === 'pty') {
+      const pty = this.deps.spawnPty(plan.file, plan.args, onLine);
+      // The person's terminal shows this ssh from now on (its prompt, whatever comes).
+      terminal = pty.terminal;
+      this.slot.bind(terminal);
+      child = pty;
+    } else {
+      child = this.deps.spawn(plan.file, plan.args, onLine);
+    }
+    let resolveGone!: () => void;
+    this.children.set(attempt, { child, gone: new Promise<void>((r) => (resolveGone = r)) });
     if (child.pid !== null) registry.add(child.pid, [plan.file, ...plan.args]);
     this.note(child.pid !== null ? `ssh started (pid ${child.pid})` : 'ssh could not be started');
-    this.dispatch({ type: 'spawned', attempt, child });
-    void clock.sleep(plan.startTimeoutMs, signal).then((elapsed) => {
-      if (elapsed) this.dispatch({ type: 'start-timeout', attempt });
-    });
+    this.dispatch({ type: 'spawned', attempt, pid: child.pid });
 
     const exit = await child.exited;
     release();
+    if (terminal !== null) this.slot.release(terminal);
+    this.children.delete(attempt);
     if (child.pid !== null) registry.remove(child.pid);
-    this.dispatch({ type: 'exited', attempt, child, exit, lines: lines.toArray() });
+    const failure = this.explain(exit, lines.toArray(), plan);
+    this.dispatch({ type: 'exited', attempt, exit, failure, probe: this.probeTarget(failure, plan) });
+    resolveGone();
   }
 
-  private dispatch(ev: Event): void {
-    switch (ev.type) {
-      case 'spawned':
-        return this.onSpawned(ev.attempt, ev.child);
-      case 'established':
-        return this.onEstablished(ev.attempt);
-      case 'start-timeout':
-        return this.onStartTimeout(ev.attempt);
-      case 'exited':
-        return this.onExited(ev);
-      case 'retry-due':
-        return this.onRetryDue(ev.wait);
-      default: {
-        const never: never = ev;
-        throw new Error(`unknown event ${JSON.stringify(never)}`);
-      }
-    }
+  private async runProbe(token: number, at: number, target: ProbeTarget): Promise<void> {
+    const { clock, probe } = this.deps;
+    const signal = this.token(token);
+    if (!(await clock.sleep(at - clock.now(), signal))) return;
+    const ok = await probe(target, signal);
+    if (!signal.aborted) this.dispatch({ type: 'probe-result', wait: token, ok });
   }
 
-  private onSpawned(attempt: Attempt, child: SshChild): void {
-    const s = this.state;
-    switch (s.id) {
-      case 'starting':
-        if (s.attempt === attempt) this.enter({ ...s, child });
-        return;
-      case 'stopped':
-      case 'running':
-      case 'backoff':
-      case 'failed':
-      case 'stopping':
-        return;
-      default: {
-        const never: never = s;
-        throw new Error(`unknown state ${JSON.stringify(never)}`);
-      }
-    }
-  }
-
-  private onEstablished(attempt: Attempt): void {
-    const s = this.state;
-    switch (s.id) {
-      case 'starting':
-        // An attempt already being ended (start timeout) does not count, even if ssh got there.
-        if (s.attempt !== attempt || s.child === null || attempt.ctrl.signal.aborted) return;
-        this.counters = onEstablished(this.counters);
-        this.lastError = null;
-        this.enter({ id: 'running', attempt, child: s.child, since: this.deps.clock.now() });
-        return;
-      case 'stopped':
-      case 'running':
-      case 'backoff':
-      case 'failed':
-      case 'stopping':
-        return;
-      default: {
-        const never: never = s;
-        throw new Error(`unknown state ${JSON.stringify(never)}`);
-      }
-    }
-  }
-
-  private onStartTimeout(attempt: Attempt): void {
-    const s = this.state;
-    switch (s.id) {
-      case 'starting':
-        if (s.attempt !== attempt || s.child === null) return;
-        // The reason tells onExited that this end was ours, not ssh's.
-        attempt.ctrl.abort('start-timeout' satisfies AbortReason);
-        void terminate(s.child, this.deps.graceMs, this.deps.clock);
-        return;
-      case 'stopped':
-      case 'running':
-      case 'backoff':
-      case 'failed':
-      case 'stopping':
-        return;
-      default: {
-        const never: never = s;
-        throw new Error(`unknown state ${JSON.stringify(never)}`);
-      }
-    }
-  }
-
-  private onExited(ev: Extract<Event, { type: 'exited' }>): void {
-    const s = this.state;
-    const at = this.deps.clock.now();
-    switch (s.id) {
-      case 'starting':
-      case 'running': {
-        if (s.attempt !== ev.attempt) return;
-        const reason = ev.attempt.ctrl.signal.aborted ? (ev.attempt.ctrl.signal.reason as AbortReason) : null;
-        ev.attempt.ctrl.abort('ended' satisfies AbortReason);
-        this.lastExit = { code: ev.exit.code, signal: ev.exit.signal, at: new Date(at).toISOString() };
-        const failure = this.explain(ev.exit, ev.lines, reason);
-        this.lastError = failure.message;
-        this.note(`ssh exited (${describeExit(ev.exit)}): ${failure.message}`);
-        if (!failure.retry) {
-          this.enter({ id: 'failed', failure });
-          return;
-        }
-        const target = this.probeTarget(failure);
-        const plan = planRetry(
-          this.counters,
-          s.id === 'running' ? { kind: 'lost', ranMs: at - s.since } : { kind: 'start-failed' },
-          at,
-          this.lastSpawnAt,
-          () => this.deps.clock.random(),
-          this.deps.policy,
-          target !== null ? this.deps.policy.capMs : Math.min(this.deps.policy.capMs, this.deps.unprobedCapMs),
-        );
-        this.counters = plan.counters;
-        const wait = new AbortController();
-        this.enter({ id: 'backoff', wait, until: plan.at, failure });
-        void this.waitForRetry(wait, plan.at, target);
-        return;
-      }
-      case 'stopping':
-        if (s.child !== ev.child) return;
-        this.lastExit = { code: ev.exit.code, signal: ev.exit.signal, at: new Date(at).toISOString() };
-        this.note(`ssh stopped (${describeExit(ev.exit)})`);
-        this.enter({ id: 'stopped' });
-        s.done.resolve();
-        return;
-      case 'stopped':
-      case 'backoff':
-      case 'failed':
-        return;
-      default: {
-        const never: never = s;
-        throw new Error(`unknown state ${JSON.stringify(never)}`);
-      }
-    }
-  }
-
-  private onRetryDue(wait: AbortController): void {
-    const s = this.state;
-    switch (s.id) {
-      case 'backoff':
-        if (s.wait !== wait) return;
-        this.restarts++;
-        this.launch();
-        return;
-      case 'stopped':
-      case 'starting':
-      case 'running':
-      case 'failed':
-      case 'stopping':
-        return;
-      default: {
-        const never: never = s;
-        throw new Error(`unknown state ${JSON.stringify(never)}`);
-      }
-    }
-  }
-
-  private explain(exit: ChildExit, lines: readonly string[], reason: AbortReason | null): Failure {
+  private explain(exit: ChildExit, lines: readonly string[], plan: TunnelPlan): Failure {
     if (exit.spawnError !== null) return spawnFailure(exit.spawnError);
-    if (reason === 'start-timeout') return startTimeoutFailure(Math.round(this.plan.startTimeoutMs / 1000));
-    return classifyExit({ code: exit.code, signal: exit.signal, lines, flag: this.plan.flag, remoteBind: this.plan.remoteBind });
+    return classifyExit({ code: exit.code, signal: exit.signal, lines, flag: plan.flag, remoteBind: plan.remoteBind });
   }
 
-  private probeTarget(failure: Failure): ProbeTarget | null {
+  private probeTarget(failure: Failure, plan: TunnelPlan): ProbeTarget | null {
     switch (failure.probe) {
       case 'ssh-port':
-        return this.plan.sshEndpoint !== null ? { kind: 'ssh-port', ...this.plan.sshEndpoint } : null;
+        return plan.sshEndpoint !== null ? { kind: 'ssh-port', ...plan.sshEndpoint } : null;
       case 'local-bind':
-        return this.plan.localBind !== null ? { kind: 'local-bind', ...this.plan.localBind } : null;
+        return plan.localBind !== null ? { kind: 'local-bind', ...plan.localBind } : null;
       case null:
         return null;
-      default: {
-        const never: never = failure.probe;
-        throw new Error(`unknown probe ${JSON.stringify(never)}`);
-      }
+      default:
+        return unreachable(failure.probe, 'probe');
     }
   }
 
-  /**
-   * Waits out the backoff; with a probe target, checks every probe interval whether
-   * the fault has ended and then logs in at once (one login per second at most).
-   */
-  private async waitForRetry(wait: AbortController, until: number, target: ProbeTarget | null): Promise<void> {
-    const { clock, probe, policy, probeIntervalMs } = this.deps;
-    const { signal } = wait;
-    if (target === null) {
-      if (await clock.sleep(until - clock.now(), signal)) this.dispatch({ type: 'retry-due', wait });
-      return;
-    }
-    while (clock.now() < until) {
-      if (await probe(target, signal)) {
-        const now = clock.now();
-        if (!(await clock.sleep(earliestLogin(now, this.lastSpawnAt, policy) - now, signal))) return;
-        break;
-      }
-      if (signal.aborted) return;
-      if (!(await clock.sleep(Math.min(probeIntervalMs, until - clock.now()), signal))) return;
-    }
-    if (!signal.aborted) this.dispatch({ type: 'retry-due', wait });
-  }
-
-  private enter(next: State): void {
-    if (publicStatus(next) !== publicStatus(this.state)) this.since = this.deps.clock.now();
-    this.state = next;
+  private announce(): void {
     const record = this.status();
     const key = JSON.stringify(record);
     if (key === this.lastEmitted) return;
@@ -525,10 +357,4 @@ export class Runner {
   private note(text: string): void {
     this.ring.push(`[tunnel-manager ${new Date(this.deps.clock.now()).toISOString()}] ${text}`);
   }
-}
-
-function describeExit(exit: ChildExit): string {
-  if (exit.signal !== null) return `signal ${exit.signal}`;
-  if (exit.code !== null) return `code ${exit.code}`;
-  return 'not started';
 }

@@ -3,17 +3,18 @@
 // time, so a reload never interleaves with a stop.
 import type { DirectionMode, TunnelSpec } from '../tunnel/spec.js';
 import type { DesiredState, StatusRecord } from '../tunnel/status.js';
-import { DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
+import { DEFAULT_BACKOFF } from './backoff.js';
 import { ChildRegistry, endLeftovers } from './children.js';
 import { systemClock, type Clock } from './clock.js';
 import { DesiredStore } from './desired.js';
 import { diffTunnels } from '../config/diff.js';
 import { buildPlan, type PlanContext } from './plan.js';
-import { tcpProbe, type Probe } from './probe.js';
+import { tcpProbe } from './probe.js';
 import { Runner, type RunnerDeps } from './runner.js';
 import { SpawnSpacer } from './spacing.js';
 import { FALLBACK_HOST_INFO, sshGResolver, type HostInfo, type ResolveHost } from './ssh-host.js';
-import { execaSpawn, type SpawnSsh } from './ssh-process.js';
+import { ptySpawn, type SpawnPty } from './pty-process.js';
+import { execaSpawn } from './ssh-process.js';
 import { prepareStateDir, statePaths } from './state-files.js';
 import { err, type Result } from '../result.js';
 import type { ApplyReport, Attachment, AttachRefusal, SupervisorApi, SupervisorEvent, TerminalSink } from './types.js';
@@ -25,17 +26,14 @@ export interface SupervisorOptions {
   stateDir: string;
   mode: DirectionMode;
   log?: (entry: Record<string, unknown>) => void;
-  // Seams for tests.
-  clock?: Clock;
-  spawn?: SpawnSsh;
-  probe?: Probe;
-  resolveHost?: ResolveHost;
-  policy?: Partial<BackoffPolicy>;
-  /** SIGTERM → SIGKILL grace period, default 3 s. */
-  graceMs?: number;
+  /** Spawns ssh in a pseudo-terminal, for interactive tunnels (SPEC §13); node-pty by default. */
+  spawnPty?: SpawnPty;
+  /** Every line each tunnel's ssh writes, as it comes: where a health watcher reads channel errors (SPEC §5). */
+  onSshLine?: (hash: string, line: string) => void;
 }
 
 const DEFAULTS = {
+  // SIGTERM → SIGKILL.
   graceMs: 3_000,
   // Faults no probe watches (a remote port taken, a dropped connection) are retried at
   // least this often, so their end is noticed within the 5 s recovery bound.
@@ -53,11 +51,11 @@ const DEFAULTS = {
  * No tunnel starts before the first apply().
  */
 export async function createSupervisor(opts: SupervisorOptions): Promise<SupervisorApi> {
-  const clock = opts.clock ?? systemClock;
+  const clock = systemClock;
   const log = opts.log ?? (() => {});
   const paths = statePaths(opts.stateDir);
   prepareStateDir(paths);
-  const graceMs = opts.graceMs ?? DEFAULTS.graceMs;
+  const graceMs = DEFAULTS.graceMs;
   const leftovers = await endLeftovers(paths.children, graceMs, clock);
   if (leftovers.ended.length > 0) log({ event: 'leftover_ssh_ended', pids: leftovers.ended });
   if (leftovers.stuck.length > 0) log({ event: 'leftover_ssh_stuck', pids: leftovers.stuck });
@@ -85,20 +83,22 @@ class Supervisor implements SupervisorApi {
     loginLogDir: string,
     graceMs: number,
   ) {
-    this.resolveHost = opts.resolveHost ?? sshGResolver(opts.sshBin, opts.sshConfigPath);
+    this.resolveHost = sshGResolver(opts.sshBin, opts.sshConfigPath);
     this.planContext = { sshBin: opts.sshBin, sshConfigPath: opts.sshConfigPath, mode: opts.mode, knownHostsPath, loginLogDir };
     this.runnerDeps = {
       clock,
-      spawn: opts.spawn ?? execaSpawn,
-      probe: opts.probe ?? tcpProbe,
+      spawn: execaSpawn,
+      spawnPty: opts.spawnPty ?? ptySpawn,
+      probe: tcpProbe,
       spacer: new SpawnSpacer(clock, DEFAULTS.spawnGapMs, DEFAULTS.maxLoginsInFlight),
       registry,
-      policy: { ...DEFAULT_BACKOFF, ...opts.policy },
+      policy: DEFAULT_BACKOFF,
       unprobedCapMs: DEFAULTS.unprobedCapMs,
       probeIntervalMs: DEFAULTS.probeIntervalMs,
       graceMs,
       logLines: DEFAULTS.logLines,
       onChange: (record) => this.emit({ type: 'status', record }),
+      ...(opts.onSshLine !== undefined ? { onLine: opts.onSshLine } : {}),
       log,
     };
   }
@@ -117,14 +117,19 @@ class Supervisor implements SupervisorApi {
           await runner?.stop();
         }),
       );
+      // A removed tunnel's wish goes with it: the file would otherwise grow with every
+      // edit that changes a hash, and a tunnel added back is a new entry that starts as
+      // configured.
+      this.desired.forget(diff.removed.map((t) => t.hash));
       await Promise.all(
         diff.changed.map(async ({ after }) => {
           const runner = this.runners.get(after.hash);
           if (runner === undefined) return;
-          const wasActive = runner.active;
-          await runner.stop();
+          // The next spawn uses the new plan; a restart replaces the child without passing through STOPPED.
           runner.setPlan(planFor(after));
-          if (this.autoStarts(after)) runner.start({ restart: wasActive });
+          if (!this.autoStarts(after)) await runner.stop();
+          else if (runner.active) await runner.restart();
+          else runner.start({ restart: false });
         }),
       );
       for (const spec of diff.added) {
@@ -167,6 +172,16 @@ class Supervisor implements SupervisorApi {
     });
   }
 
+  /** Sets desired=started and replaces the ssh child (a fresh login), or starts it if none runs. */
+  restart(hash: string): Promise<StatusRecord> {
+    return this.serial(async () => {
+      const runner = this.runner(hash);
+      this.desired.set([hash], 'started');
+      await runner.restart();
+      return runner.status();
+    });
+  }
+
   stop(hash: string): Promise<StatusRecord> {
     return this.serial(async () => {
       const runner = this.runner(hash);
@@ -202,12 +217,10 @@ class Supervisor implements SupervisorApi {
       if (!runner.spec.interactive) {
         return err({ reason: 'not_interactive' as const, message: `${name} is not an interactive tunnel: it logs in by itself (set interactive: true for a tunnel that needs a password or a one-time code)` });
       }
-      // Attaching is asking for the tunnel: a stopped or failed one is started, as by start(hash).
-      if (!runner.active) {
-        this.desired.set([hash], 'started');
-        runner.start({ restart: false });
-      }
-      return runner.attach(sink);
+      const attached = runner.attach(sink);
+      // Attaching is asking for the tunnel (a stopped one starts), as start(hash) does.
+      if (attached.ok) this.desired.set([hash], 'started');
+      return attached;
     });
   }
 

@@ -55,6 +55,12 @@ export interface SupervisorApi {
   status(hash: string): StatusRecord | undefined;
   /** Sets desired=started and starts it now (also out of FAILED). Resolves once the child is spawned or scheduled. */
   start(hash: string): Promise<StatusRecord>;
+  /**
+   * Sets desired=started and replaces the ssh child with a fresh one without passing
+   * through STOPPED; starts a tunnel that has none. For `POST /restart/<hash>` and a
+   * failing health check. Resolves once the old child is gone.
+   */
+  restart(hash: string): Promise<StatusRecord>;
   /** Sets desired=stopped, ends the child (TERM, then KILL) and waits for it to be gone. */
   stop(hash: string): Promise<StatusRecord>;
   startAll(): Promise<StatusRecord[]>;

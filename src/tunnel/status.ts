@@ -2,10 +2,11 @@ import type { Direction } from './spec.js';
 
 /**
  * SPEC §5 states. RUNNING means ssh reported the forward established, not merely
- * that a process exists.
+ * that a process exists. AUTH_REQUIRED: an interactive tunnel waits for a person to
+ * log in (SPEC §13). Where each one comes from: src/supervisor/lifecycle.ts.
  */
-export type TunnelState = 'STOPPED' | 'STARTING' | 'RUNNING' | 'RETRYING' | 'FAILED';
-export const TUNNEL_STATES: readonly TunnelState[] = ['STOPPED', 'STARTING', 'RUNNING', 'RETRYING', 'FAILED'];
+export type TunnelState = 'STOPPED' | 'STARTING' | 'RUNNING' | 'RETRYING' | 'FAILED' | 'AUTH_REQUIRED';
+export const TUNNEL_STATES: readonly TunnelState[] = ['STOPPED', 'STARTING', 'RUNNING', 'RETRYING', 'FAILED', 'AUTH_REQUIRED'];
 
 /** How the last ssh child ended. */
 export interface LastExit {

@@ -10,6 +10,7 @@ describe('POST /v1/chat/completions', () => {
   let dead: number;
   let tunnelStatus = 'RETRYING';
   const providers = (base: string) => ({
+    forward_headers: ['X-Tenant'],
     providers: {
       mock: { base_url: base, api_key: '${MOCK_KEY}' },
       open: { base_url: base },
@@ -39,6 +40,42 @@ describe('POST /v1/chat/completions', () => {
     const got = h.mock.received[n]!;
     expect(got.url).toBe('/v1/chat/completions');
     expect(got.json).toEqual({ model: 'llama3:8b', messages: [{ role: 'user', content: 'hi' }], ...extra });
+  });
+
+  it('sends the body byte for byte except the model: big integers, key order, escapes and spacing survive', async () => {
+    const body = '{ "seed" : 9223372036854775807,\n  "messages":[{"role":"user","content":"caf\\u00e9 \\"q\\" \\/ 日本"}],\t"model" :"open:llama3:8b", "n":1.50E+2,"logit_bias":{"50256":-100},"model_x":"mock:no"}';
+    const n = h.mock.received.length;
+    const r = await call(h.url, { body });
+    expect(r.status).toBe(200);
+    expect(h.mock.received[n]!.bytes.equals(Buffer.from(body.replace('"open:llama3:8b"', '"llama3:8b"')))).toBe(true);
+  });
+
+  it('refuses a body that is not valid UTF-8 with a 400, and sends nothing on', async () => {
+    const n = h.mock.received.length;
+    const body = Buffer.concat([Buffer.from('{"model":"open:x","messages":[{"role":"user","content":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}]}')]);
+    const r = await call(h.url, { body });
+    expect(r.status).toBe(400);
+    expect(r.json.error).toMatchObject({ code: 'invalid_json', type: 'invalid_request_error', message: expect.stringContaining('not valid UTF-8 (byte 57 of 62)') });
+    expect(h.mock.received.length).toBe(n);
+  });
+
+  it('passes routing and tracing headers on, and never the client\'s credentials', async () => {
+    const n = h.mock.received.length;
+    const sent = {
+      'OpenAI-Organization': 'org-1',
+      'OpenAI-Project': 'proj-1',
+      'OpenAI-Beta': 'assistants=v2',
+      traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      tracestate: 'vendor=x',
+      'anthropic-version': '2023-06-01',
+      'anthropic-beta': 'tools-2024-04-04',
+      'X-Tenant': 'blue',
+    };
+    await call(h.url, { body: chat('open:plain'), headers: { ...sent, authorization: 'Bearer client-key', 'x-api-key': 'client-key', cookie: 'session=1', 'x-not-listed': 'no', 'accept-encoding': 'gzip, br' } });
+    const got = h.mock.received[n]!.headers;
+    for (const [name, value] of Object.entries(sent)) expect(got[name.toLowerCase()]).toBe(value);
+    for (const name of ['authorization', 'x-api-key', 'cookie', 'x-not-listed']) expect(got[name]).toBeUndefined();
+    expect(got['accept-encoding']).toBe('identity');
   });
 
   it('adds the upstream key server-side and never echoes it', async () => {

@@ -14,18 +14,34 @@
  *   stall-stream         one chunk, then silence
  *   die-stream           one chunk, then the socket is destroyed
  *   json-stall           200 JSON headers and half a body, then silence
+ *   cut-event            one whole event, then half of the next, then the socket is destroyed
+ *   split-events:<eol>   three events with line ends <eol> (lf, crlf or cr), written a few
+ *                        bytes at a time so that events straddle reads, then [DONE]
+ *   no-final-blank       one event and `data: [DONE]` with a single line end, then the end
+ *   gz:<enc>:<kind>      compressed with <enc> (gzip, deflate, br) although the proxy asked
+ *                        for identity; <kind> is json, stream (three events and [DONE]),
+ *                        cut (one event, half of the next, destroyed) or key:<status>
+ *                        (an error body quoting the Authorization header)
+ *
+ * Options: `idleCloseMs` closes a kept-alive connection that has sat idle that long,
+ * as uvicorn does (a FIN, no `Keep-Alive` header announcing it); `raceAfterMs` meets
+ * a request arriving on a connection idle at least that long with that close instead
+ * of an answer, as when the server's idle timer fires while the request is on its way.
  *
  * Every request is recorded with its headers and body, and with how it ended: the
  * mock finished its answer, or the client (the proxy) closed the socket first.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
+import zlib from 'node:zlib';
 
 export interface Received {
   method: string;
   url: string;
   headers: http.IncomingHttpHeaders;
   body: string;
+  /** The body exactly as received. */
+  bytes: Buffer;
   json: Record<string, unknown> | null;
   /** Resolves with how the exchange ended. */
   ended: Promise<'finished' | 'client_closed'>;
@@ -44,6 +60,8 @@ export interface MockUpstream {
   models: { id: string; owned_by?: string }[] | 'hang';
   /** Total `/models` requests seen. */
   modelsCalls: number;
+  /** Requests met by the idle close instead of an answer (`raceAfterMs`). */
+  raced: number;
   close(): Promise<void>;
 }
 
@@ -61,7 +79,12 @@ export function completion(model: string, content = 'hello from the mock') {
   };
 }
 
-export async function startMockUpstream(): Promise<MockUpstream> {
+export interface MockOptions {
+  idleCloseMs?: number;
+  raceAfterMs?: number;
+}
+
+export async function startMockUpstream(options: MockOptions = {}): Promise<MockUpstream> {
   const received: Received[] = [];
   const waiters: ((r: Received) => void)[] = [];
   let gate: { open: Promise<void>; release: () => void } = makeGate();
@@ -78,7 +101,8 @@ export async function startMockUpstream(): Promise<MockUpstream> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
+      const bytes = Buffer.concat(chunks);
+      const body = bytes.toString('utf8');
       let json: Record<string, unknown> | null = null;
       try {
         json = JSON.parse(body) as Record<string, unknown>;
@@ -88,13 +112,14 @@ export async function startMockUpstream(): Promise<MockUpstream> {
       const ended = new Promise<'finished' | 'client_closed'>((resolve) => {
         res.on('close', () => resolve(res.writableFinished ? 'finished' : 'client_closed'));
       });
-      const record: Received = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, json, ended };
+      const record: Received = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, bytes, json, ended };
       received.push(record);
       waiters.splice(0).forEach((w) => w(record));
       if (req.url?.endsWith('/models')) return models(res);
       answer(String(json?.model ?? ''), req, res);
     });
   });
+  if (options.idleCloseMs !== undefined || options.raceAfterMs !== undefined) closeIdle(server, options, () => mock.raced++);
 
   const mock: MockUpstream = {
     port: 0,
@@ -102,6 +127,7 @@ export async function startMockUpstream(): Promise<MockUpstream> {
     received,
     models: [{ id: 'llama3:8b', owned_by: 'mock' }, { id: 'qwen2' }],
     modelsCalls: 0,
+    raced: 0,
     request(index) {
       const r = received[index];
       if (r) return Promise.resolve(r);
@@ -199,6 +225,32 @@ export async function startMockUpstream(): Promise<MockUpstream> {
         sseHead(res);
         res.write(chunk(model, 'before dying '));
         return later(50, () => res.socket?.destroy());
+      case 'cut-event': {
+        sseHead(res);
+        const whole = chunk(model, 'whole ');
+        const next = chunk(model, 'never whole');
+        res.write(whole + next.slice(0, 40));
+        return later(50, () => res.socket?.destroy());
+      }
+      case 'split-events': {
+        const eol = a === 'crlf' ? '\r\n' : a === 'cr' ? '\r' : '\n';
+        sseHead(res);
+        const text = ['one', 'two', 'three'].map((c) => chunk(model, c).replace('\n\n', '')).concat('data: [DONE]').map((e) => `${e}${eol}${eol}`).join('');
+        let at = 0;
+        const next = (): void => {
+          if (res.destroyed) return;
+          if (at >= text.length) return void res.end();
+          res.write(text.slice(at, at + 7));
+          at += 7;
+          later(2, next);
+        };
+        return next();
+      }
+      case 'no-final-blank':
+        sseHead(res);
+        return void res.end(`${chunk(model, 'only ')}data: [DONE]\n`);
+      case 'gz':
+        return compressed(a as Encoding, b ?? 'json', model.split(':')[3], req, res);
       case 'json-stall':
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
         res.write('{"id":"chatcmpl-mock",');
@@ -212,6 +264,75 @@ export async function startMockUpstream(): Promise<MockUpstream> {
   mock.port = (server.address() as AddressInfo).port;
   mock.baseUrl = `http://127.0.0.1:${mock.port}/v1`;
   return mock;
+}
+
+type Encoding = 'gzip' | 'deflate' | 'br';
+
+function compress(encoding: Encoding, data: string | Buffer): Buffer {
+  if (encoding === 'gzip') return zlib.gzipSync(data);
+  if (encoding === 'deflate') return zlib.deflateSync(data);
+  return zlib.brotliCompressSync(data);
+}
+
+/** A compressor whose output is flushed after every write, as a streaming server's would be. */
+function flushing(encoding: Encoding): zlib.Gzip | zlib.Deflate | zlib.BrotliCompress {
+  if (encoding === 'gzip') return zlib.createGzip({ flush: zlib.constants.Z_SYNC_FLUSH });
+  if (encoding === 'deflate') return zlib.createDeflate({ flush: zlib.constants.Z_SYNC_FLUSH });
+  return zlib.createBrotliCompress({ flush: zlib.constants.BROTLI_OPERATION_FLUSH });
+}
+
+function compressed(encoding: Encoding, kind: string, status: string | undefined, req: http.IncomingMessage, res: http.ServerResponse): void {
+  const model = `gz:${encoding}:${kind}`;
+  if (kind === 'json' || kind === 'key') {
+    const body =
+      kind === 'json'
+        ? JSON.stringify(completion(model))
+        : JSON.stringify({ error: { message: `Incorrect API key provided: ${String(req.headers.authorization)}`, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } });
+    const bytes = compress(encoding, body);
+    res.writeHead(kind === 'json' ? 200 : Number(status), { 'content-type': 'application/json', 'content-encoding': encoding, 'content-length': bytes.length });
+    return void res.end(bytes);
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'content-encoding': encoding });
+  const z = flushing(encoding);
+  z.on('data', (d: Buffer) => res.write(d));
+  if (kind === 'stream') {
+    z.on('end', () => res.end());
+    for (const c of ['one ', 'two ', 'three']) z.write(chunk(model, c));
+    return void z.end('data: [DONE]\n\n');
+  }
+  // cut: a whole event, half of the next, then the connection dies.
+  z.write(chunk(model, 'whole ') + chunk(model, 'never whole').slice(0, 40));
+  setTimeout(() => res.socket?.destroy(), 50);
+}
+
+/**
+ * uvicorn's keep-alive handling: after an answer, a timer; when it fires, the
+ * connection is closed with no word said in the answer's headers. Returns how many
+ * requests met the close (`raceAfterMs`).
+ */
+function closeIdle(server: http.Server, options: MockOptions, onRaced: () => void): void {
+  // No Node keep-alive timer, and so no `Keep-Alive: timeout=` header (uvicorn sends none).
+  server.keepAliveTimeout = 0;
+  const idle = new WeakMap<net.Socket, { since: number; timer: NodeJS.Timeout | null }>();
+  server.on('connection', (socket: net.Socket) => socket.on('close', () => clearTimeout(idle.get(socket)?.timer ?? undefined)));
+  // Registered after the answering handler: a raced request has been seen (and may be recorded) but gets no answer.
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const socket = req.socket;
+    const was = idle.get(socket);
+    idle.delete(socket);
+    if (was !== undefined) {
+      clearTimeout(was.timer ?? undefined);
+      if (options.raceAfterMs !== undefined && Date.now() - was.since >= options.raceAfterMs) {
+        onRaced();
+        socket.destroy();
+        return;
+      }
+    }
+    res.on('finish', () => {
+      const timer = options.idleCloseMs === undefined ? null : setTimeout(() => socket.end(), options.idleCloseMs);
+      idle.set(socket, { since: Date.now(), timer });
+    });
+  });
 }
 
 function makeGate(): { open: Promise<void>; release: () => void } {

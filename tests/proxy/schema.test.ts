@@ -65,7 +65,8 @@ describe('model names', () => {
   });
 
   it('reach the upstream bare, every other field untouched', () => {
-    const r = parseChatRequest('{"model":"p:a:b","messages":[{"role":"user","content":"hi"}],"n":2}');
-    expect(r).toEqual({ ok: true, value: { prefix: 'p', model: 'a:b', body: { model: 'a:b', messages: [{ role: 'user', content: 'hi' }], n: 2 } } });
+    const r = parseChatRequest(Buffer.from('{"model":"p:a:b","messages":[{"role":"user","content":"hi"}],"n":2}'));
+    expect(r.ok && r.value.payload.toString()).toBe('{"model":"a:b","messages":[{"role":"user","content":"hi"}],"n":2}');
+    expect(r.ok && [r.value.prefix, r.value.model]).toEqual(['p', 'a:b']);
   });
 });

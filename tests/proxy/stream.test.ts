@@ -1,4 +1,5 @@
 import net from 'node:net';
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chat, eventually, open, startHarness, type Harness } from './harness.js';
 
@@ -99,9 +100,19 @@ describe('streaming, client disconnects and timeouts', () => {
     const x = open(h.url, chat('quick:hang'));
     const head = await x.head;
     expect(head.status).toBe(504);
+    // SDKs would otherwise retry it and multiply the wait.
+    expect(head.headers['x-should-retry']).toBe('false');
     await x.done;
     expect(JSON.parse(x.text())).toEqual({ error: { message: expect.stringContaining('0.4 s'), type: 'timeout_error', param: null, code: 'upstream_timeout' } });
     expect(await (await h.mock.request(at)).ended).toBe('client_closed');
+  });
+
+  it('is not retried by the openai client with its default retries: one 504, one upstream request', async () => {
+    const at = h.mock.received.length;
+    const client = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: 'unused' });
+    const failure = await client.chat.completions.create({ model: 'quick:hang', messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
+    expect((failure as InstanceType<typeof OpenAI.APIError>).status).toBe(504);
+    expect(h.mock.received.length - at).toBe(1);
   });
 
   it('ends a stream that stalls longer than the timeout with an error event and no [DONE]', async () => {
@@ -145,5 +156,63 @@ describe('streaming, client disconnects and timeouts', () => {
     const x = open(h.url, chat('quick:json-stall'));
     expect((await x.head).status).toBe(200);
     expect(await x.done).toBe('cut');
+  });
+
+  it('never hands on half an event: a stream cut mid-event ends after the last whole one, with the error event', async () => {
+    const x = open(h.url, chat('mock:cut-event', { stream: true }));
+    expect(await x.done).toBe('end');
+    const all = events(x.text());
+    expect(all).toHaveLength(2);
+    expect(JSON.parse(all[0]!).choices[0].delta.content).toBe('whole ');
+    expect(JSON.parse(all[1]!)).toEqual({ error: expect.objectContaining({ code: 'upstream_disconnected' }) });
+    expect(x.text()).not.toContain('never whole');
+  });
+
+  it('gives the openai client the proxy\'s error, not a JSON syntax error, when a stream is cut mid-event', async () => {
+    const client = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+    const stream = await client.chat.completions.create({ model: 'mock:cut-event', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    const got: string[] = [];
+    const failure = await (async () => {
+      for await (const part of stream) got.push(part.choices[0]?.delta.content ?? '');
+    })().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(got).toEqual(['whole ']);
+    expect(failure).toBeInstanceOf(OpenAI.APIError);
+    expect((failure as Error).message).toContain('closed the connection before its response was complete');
+  });
+
+  for (const eol of ['lf', 'crlf', 'cr']) {
+    it(`relays events with ${eol} line ends byte for byte, each read ending on an event boundary`, async () => {
+      const sep = eol === 'crlf' ? '\r\n\r\n' : eol === 'cr' ? '\r\r' : '\n\n';
+      const reads: string[] = [];
+      const x = open(h.url, chat(`mock:split-events:${eol}`, { stream: true }));
+      await x.head;
+      let seen = 0;
+      const watch = setInterval(() => {
+        const t = x.text();
+        if (t.length > seen) reads.push(t.slice(seen));
+        seen = t.length;
+      }, 1);
+      expect(await x.done).toBe('end');
+      clearInterval(watch);
+      const text = x.text();
+      expect(text.split(sep).slice(0, -1).map((e) => (e.startsWith('data: {') ? JSON.parse(e.slice(6)).choices[0].delta.content : e))).toEqual(['one', 'two', 'three', 'data: [DONE]']);
+      expect(text.endsWith(sep)).toBe(true);
+      // The mock wrote 7 bytes at a time, so most of its writes ended mid-event; what
+      // the client had at any moment ended on a blank line (with CRLF, its CR ends it).
+      let sofar = '';
+      for (const r of reads) {
+        sofar += r;
+        expect(sofar.endsWith(sep) || (eol === 'crlf' && sofar.endsWith('\r\n\r'))).toBe(true);
+      }
+    });
+  }
+
+  it('passes on the last bytes of a stream that ends without a blank line, as sent', async () => {
+    const x = open(h.url, chat('mock:no-final-blank', { stream: true }));
+    expect(await x.done).toBe('end');
+    expect(x.text().endsWith('\n\ndata: [DONE]\n')).toBe(true);
   });
 });

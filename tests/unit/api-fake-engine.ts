@@ -122,6 +122,10 @@ export class FakeEngine implements EngineApi {
       if (this.records.get(hash)?.status === 'STOPPED') return this.records.get(hash) as StatusRecord;
       return this.set(hash, 'STOPPED', { pid: null, next_retry_at: null });
     },
+    restart: async (hash) => {
+      await this.supervisor.stop(hash);
+      return this.supervisor.start(hash);
+    },
     startAll: async () => {
       this.guard();
       for (const s of this.specs) if (!s.interactive) await this.supervisor.start(s.hash);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createDaemonApp } from '../../src/api/app.js';
 import { createMetrics } from '../../src/api/metrics.js';
+import { TUNNEL_STATES } from '../../src/tunnel/status.js';
 import { FakeEngine, SAMPLE } from './api-fake-engine.js';
 
 interface Sample { name: string; labels: Record<string, string>; value: number }
@@ -53,7 +54,9 @@ describe('GET /metrics', () => {
     expect(get('tunnel_state', { hash: db!.hash, state: 'RUNNING' })[0]?.value).toBe(1);
     expect(get('tunnel_state', { hash: db!.hash, state: 'STOPPED' })[0]?.value).toBe(0);
     expect(get('tunnel_state', { hash: web!.hash, state: 'RETRYING' })[0]?.value).toBe(1);
-    expect(get('tunnel_state', {})).toHaveLength(15);
+    // One sample per tunnel and state.
+    expect(get('tunnel_state', {})).toHaveLength(3 * TUNNEL_STATES.length);
+    expect(get('tunnel_state', { hash: web!.hash, state: 'AUTH_REQUIRED' })[0]?.value).toBe(0);
     expect(get('tunnel_restarts_total', { hash: web!.hash, name: 'web' })[0]?.value).toBe(1);
     expect(types.get('tunnel_restarts_total')).toBe('counter');
     const changed = get('tunnel_state_changed_timestamp_seconds', { hash: db!.hash })[0]!.value;

@@ -63,6 +63,10 @@ function harness(spacer?: SpawnSpacer, sharedClock?: ManualClock): Harness {
   const deps: RunnerDeps = {
     clock,
     spawn,
+    // Interactive tunnels get their own spawner (ptyHarness); one here would hide a mix-up.
+    spawnPty: () => {
+      throw new Error('a batch tunnel spawned ssh in a terminal');
+    },
     probe: async (target) => {
       probes.push(target);
       return probeAnswer.value;
@@ -401,5 +405,154 @@ describe('running', () => {
     r.start({ restart: false });
     await h.clock.advance(0);
     expect(r.status()).toMatchObject({ status: 'FAILED', last_error: 'could not run ssh: spawn ssh ENOENT' });
+  });
+});
+
+describe('stop and start while stopping', () => {
+  it('stop → start → stop ends STOPPED with no child, the start only pending while the first child ends', async () => {
+    const h = harness();
+    const r = h.runner();
+    const child = await startRunning(h, r);
+    child.honoursTerm = false;
+    const first = r.stop();
+    r.start({ restart: false });
+    const second = r.stop();
+    await h.clock.advance(3_000);
+    await Promise.all([first, second]);
+    await h.clock.advance(60_000);
+    expect(child.signals).toEqual(['SIGTERM', 'SIGKILL']);
+    expect(h.children).toHaveLength(1);
+    expect(r.status()).toMatchObject({ status: 'STOPPED', pid: null });
+    expect(h.registry.size).toBe(0);
+  });
+
+  it('a start while stopping starts a fresh ssh once the old one is gone, never two at once', async () => {
+    const h = harness();
+    const r = h.runner();
+    const child = await startRunning(h, r);
+    child.honoursTerm = false;
+    const stopped = r.stop();
+    r.start({ restart: false });
+    await h.clock.advance(1_000);
+    expect(h.children).toHaveLength(1);
+    await h.clock.advance(2_000);
+    await stopped;
+    await h.clock.advance(200);
+    expect(h.children).toHaveLength(2);
+    expect(child.gone).toBe(true);
+    expect(r.status()).toMatchObject({ status: 'STARTING', pid: last(h.children).pid });
+  });
+
+  it('announces STOPPED once per stop, when the child is gone', async () => {
+    const h = harness();
+    const r = h.runner();
+    const child = await startRunning(h, r);
+    child.honoursTerm = false;
+    const before = h.records.length;
+    const stopped = r.stop();
+    await h.clock.advance(1_000);
+    expect(h.records.slice(before)).toEqual([]);
+    await h.clock.advance(2_000);
+    await stopped;
+    expect(h.records.slice(before).map((x) => [x.status, x.pid])).toEqual([['STOPPED', null]]);
+  });
+});
+
+describe('restart', () => {
+  it('replaces a running ssh without showing STOPPED, and counts it', async () => {
+    const h = harness();
+    const r = h.runner();
+    const child = await startRunning(h, r);
+    const before = h.records.length;
+    r.restart();
+    await h.clock.advance(200);
+    expect(child.signals).toEqual(['SIGTERM']);
+    expect(h.children).toHaveLength(2);
+    last(h.children).say(ESTABLISHED_L);
+    expect(r.status()).toMatchObject({ status: 'RUNNING', restarts: 1, pid: last(h.children).pid });
+    expect(h.records.slice(before).map((x) => x.status)).not.toContain('STOPPED');
+  });
+
+  it('out of STOPPED is a start', async () => {
+    const h = harness();
+    const r = h.runner();
+    r.restart();
+    await h.clock.advance(0);
+    expect(h.children).toHaveLength(1);
+    expect(r.status()).toMatchObject({ status: 'STARTING', restarts: 0 });
+  });
+});
+
+describe('interactive tunnels', () => {
+  const interactivePlan = () => {
+    const p = plan({}, 'i');
+    return { ...p, spec: { ...p.spec, interactive: true } };
+  };
+
+  function ptyHarness() {
+    const h = harness();
+    const pty = fakeSpawn(h.clock);
+    const r = new Runner(interactivePlan(), { ...h.deps, spawnPty: pty.spawn });
+    return { h, r, ptys: pty.children };
+  }
+
+  it('a start spawns ssh in a terminal and waits for a person: AUTH_REQUIRED, no start timeout, then RUNNING', async () => {
+    const { h, r, ptys } = ptyHarness();
+    r.start({ restart: false });
+    await h.clock.advance(0);
+    expect(h.children).toHaveLength(0);
+    expect(ptys).toHaveLength(1);
+    expect(r.status()).toMatchObject({ status: 'AUTH_REQUIRED', pid: last(ptys).pid });
+    await h.clock.advance(600_000);
+    expect(last(ptys).signals).toEqual([]);
+    last(ptys).say(ESTABLISHED_L);
+    expect(r.status()).toMatchObject({ status: 'RUNNING', pid: last(ptys).pid });
+  });
+
+  it('a lost connection asks for one fresh login, and a login that ends waits for a person: no retry loop', async () => {
+    const { h, r, ptys } = ptyHarness();
+    r.start({ restart: false });
+    await h.clock.advance(0);
+    last(ptys).say(ESTABLISHED_L);
+    last(ptys).say('Connection to bastion closed by remote host.');
+    last(ptys).exit(255);
+    await h.clock.advance(0);
+    expect(ptys).toHaveLength(2);
+    expect(r.status()).toMatchObject({ status: 'AUTH_REQUIRED', pid: last(ptys).pid, restarts: 1 });
+    last(ptys).say('user@bastion: Permission denied (keyboard-interactive).');
+    last(ptys).exit(255);
+    await h.clock.advance(600_000);
+    expect(ptys).toHaveLength(2);
+    expect(r.status()).toMatchObject({ status: 'AUTH_REQUIRED', pid: null, last_error: 'authentication failed: user@bastion: Permission denied (keyboard-interactive).' });
+    r.start({ restart: false });
+    await h.clock.advance(0);
+    expect(ptys).toHaveLength(3);
+    await r.stop();
+    expect(r.status()).toMatchObject({ status: 'STOPPED', pid: null });
+  });
+
+  it('a changed host key is FAILED, not a login for a person', async () => {
+    const { h, r, ptys } = ptyHarness();
+    r.start({ restart: false });
+    await h.clock.advance(0);
+    last(ptys).say('Host key verification failed.');
+    last(ptys).exit(255);
+    await h.clock.advance(0);
+    expect(r.status()).toMatchObject({ status: 'FAILED', last_error: 'host key verification failed: Host key verification failed.' });
+  });
+});
+
+describe('ssh output', () => {
+  it('every line goes to the line watcher, debug noise included', async () => {
+    const h = harness();
+    const seen: Array<[string, string]> = [];
+    const r = new Runner(plan(), { ...h.deps, onLine: (hash, line) => seen.push([hash, line]) });
+    r.start({ restart: false });
+    await h.clock.advance(0);
+    last(h.children).say('debug1: channel 3: new direct-tcpip', 'channel 3: open failed: connect failed: Connection refused');
+    expect(seen).toEqual([
+      ['t-hash', 'debug1: channel 3: new direct-tcpip'],
+      ['t-hash', 'channel 3: open failed: connect failed: Connection refused'],
+    ]);
   });
 });

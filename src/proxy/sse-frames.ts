@@ -1,0 +1,75 @@
+/**
+ * Cuts a server-sent event stream at event boundaries, so that a client is only ever
+ * handed whole events. A provider that dies in the middle of an event would otherwise
+ * leave the client with half of it (`SyntaxError: Unterminated string in JSON`), and
+ * the proxy's own error event glued to that half could not be read either.
+ *
+ * An event ends with a blank line; lines end with LF, CRLF or CR (the SSE grammar).
+ * The bytes are scanned, not decoded: every byte of those separators is ASCII, and no
+ * byte of a multi-byte UTF-8 character is below 0x80.
+ */
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+export interface SseFrames {
+  /** The whole events that `chunk` completes (with any held bytes before them), or null when it completes none. */
+  push(chunk: Buffer): Buffer | null;
+  /** The bytes after the last whole event (an event still arriving). */
+  rest(): Buffer | null;
+}
+
+export function createSseFrames(): SseFrames {
+  let held: Buffer | null = null;
+  // The scan's state at the end of what it has seen: at the start of a line, and
+  // whether the last line ended with a CR (an LF right after it belongs to it).
+  let lineStart = true;
+  let afterCr = false;
+  // The last byte handed on was a CR that ended an event: an LF after it goes with it.
+  let cutAtCr = false;
+
+  return {
+    push(chunk) {
+      if (chunk.length === 0) return null;
+      // The usual case, in O(1): nothing held and the chunk ends with a blank line.
+      if (held === null && endsWithBlankLine(chunk)) {
+        lineStart = true;
+        afterCr = false;
+        cutAtCr = false;
+        return chunk;
+      }
+      const from = held?.length ?? 0;
+      const bytes = held === null ? chunk : Buffer.concat([held, chunk]);
+      let cut = -1;
+      for (let i = from; i < bytes.length; i++) {
+        const c = bytes[i];
+        if (c === LF && afterCr) {
+          afterCr = false;
+          if (cut === i || (i === 0 && cutAtCr)) cut = i + 1;
+          continue;
+        }
+        afterCr = c === CR;
+        if (c === LF || c === CR) {
+          // A line break at the start of a line is the blank line that ends an event.
+          if (lineStart) cut = i + 1;
+          lineStart = true;
+        } else {
+          lineStart = false;
+        }
+      }
+      cutAtCr = cut === bytes.length && bytes[cut - 1] === CR;
+      if (cut === -1) {
+        held = bytes;
+        return null;
+      }
+      held = cut === bytes.length ? null : bytes.subarray(cut);
+      return cut === bytes.length ? bytes : bytes.subarray(0, cut);
+    },
+    rest: () => held,
+  };
+}
+
+function endsWithBlankLine(b: Buffer): boolean {
+  const n = b.length;
+  return n >= 2 && b[n - 1] === LF && (b[n - 2] === LF || (n >= 4 && b[n - 2] === CR && b[n - 3] === LF && b[n - 4] === CR));
+}
