@@ -128,7 +128,7 @@ export function runAuth(hash: string, target: Target, io: TerminalIo): Promise<n
             case 'STOPPED':
               return finish(EXIT.failed, `tunnel-cli: the tunnel was stopped during the login`);
             case 'AUTH_REQUIRED':
-              return finish(EXIT.failed, `tunnel-cli: the login ended without a tunnel: ${m.message ?? 'ssh exited'}; run tunnel-cli auth ${hash} to try again`);
+              return finish(EXIT.failed, `tunnel-cli: the login failed: ${m.message ?? 'ssh exited'}; run tunnel-cli auth ${hash} to try again`);
             default: {
               const never: never = m.status;
               return never;
