@@ -139,8 +139,12 @@ async function proxy(flags: Flags): Promise<void> {
   let current: ProxyConfig | null = null;
   const load = async () => {
     const r = await loadConfigFile(settings.configPath, { mode: settings.mode });
-    if (r.kind === 'ok') current = r.config.proxy;
+    if (r.kind === 'ok' || (r.kind === 'partial' && r.proxyValid)) current = r.config.proxy;
     log({ event: 'proxy_config', result: r.kind, providers: Object.keys(current?.providers ?? {}).length });
+    // Alone, the proxy has no tunnels: say at once which providers cannot work here.
+    for (const [prefix, p] of Object.entries(current?.providers ?? {})) {
+      if (p.tunnel !== undefined) log({ event: 'proxy_tunnel_unavailable', provider: prefix, tunnel: p.tunnel, message: `provider "${prefix}" is bound to tunnel '${p.tunnel}'; tunnel-manager proxy runs no tunnels, so its requests are refused (503 tunnel_unavailable)` });
+    }
   };
   try {
     const watcher = await watchConfig(settings.configPath, () => void load());

@@ -114,7 +114,7 @@ export function createNetns() {
   } catch (e) {
     handle.destroy();
     const detail = e.stderr ? String(e.stderr).trim() : e.message;
-    throw new Error(`cannot create network namespace ${ns}: ${detail}`);
+    throw new Error(`cannot create network namespace ${ns}: ${detail}`, { cause: e });
   }
   return handle;
 }

@@ -15,8 +15,7 @@ export interface DaemonAppOptions {
   /** Accepted bearer tokens (TUNNEL_API_TOKEN), or null for none. */
   tokens: readonly string[] | null;
   /** The chat proxy sub-app, mounted at /v1 outside the token (it has its own keys). */
-  // Any env: the proxy app declares the node server's bindings.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the proxy app declares the node server's bindings; route() takes any env
   proxy?: Hono<any, any, any>;
   metrics: DaemonMetrics;
   /** Where bugs caught by onError are reported (never to the client). */

@@ -1,4 +1,4 @@
-import type { ConfigProblem } from '../config/types.js';
+import type { ConfigProblem, RejectedEntry } from '../config/types.js';
 import type { SupervisorApi } from '../supervisor/types.js';
 import type { TunnelSpec } from '../tunnel/spec.js';
 import type { ReloadRecord } from './types.js';
@@ -6,11 +6,21 @@ import type { ReloadRecord } from './types.js';
 /** The config file's state as /health, /status and the panel report it. */
 export interface ConfigHealth {
   path: string;
-  /** False while the file on disk is invalid (the last good config keeps running). */
+  /** False while the file on disk has any problem. */
   valid: boolean;
+  /**
+   * How much of the file on disk is in force: `all`; `partial` (its valid entries run,
+   * the entries with problems are left out, and nothing that was running was stopped or
+   * changed); `none` (not usable, or missing: the last good config keeps running).
+   */
+  applied: 'all' | 'partial' | 'none';
   /** The problems, formatted one per line with line and column; null when valid. */
   error: string | null;
   problems: ConfigProblem[];
+  /** Entries left out because of their problems (the others run). */
+  rejected: RejectedEntry[];
+  /** Hashes of running tunnels the file no longer has as they are: kept until a file without problems. */
+  held: string[];
   /** True when the file does not exist (the last good config, or none, keeps running). */
   missing: boolean;
   /** Warnings of the config in force (unknown keys). */

@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { formatProblem } from '../config/load.js';
 import type { EngineApi } from './engine-api.js';
 import { internalErrorHandler } from './errors.js';
 import type { HealthBody } from './types.js';
@@ -11,7 +12,9 @@ export function createHealthApp(engine: EngineApi, onBug?: Parameters<typeof int
   const app = new Hono();
   app.get('/health', (c) => {
     const h = engine.configHealth();
-    const body: HealthBody = { ok: true, config: { valid: h.valid, error: h.error, missing: h.missing } };
+    // Positions and problems only: the entries' names stay behind the token.
+    const rejected = h.rejected.map((r) => ({ index: r.index, line: r.line, column: r.column, problems: r.problems.map(formatProblem) }));
+    const body: HealthBody = { ok: true, config: { valid: h.valid, error: h.error, missing: h.missing, applied: h.applied, rejected } };
     return c.json(body);
   });
   app.onError(internalErrorHandler(onBug));

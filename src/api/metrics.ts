@@ -22,10 +22,10 @@ const parseTime = (iso: string | null): number | null => {
  * disappears); reloads are counted as they happen. Create one per daemon and pass it
  * to both listeners' apps, so the counts agree whichever one is scraped.
  */
-export function createMetrics(engine: EngineApi, opts: { now?: () => number; processMetrics?: boolean } = {}): DaemonMetrics {
+export function createMetrics(engine: EngineApi, opts: { now?: () => number; processMetrics?: boolean; also?: readonly Registry[] } = {}): DaemonMetrics {
   const now = opts.now ?? Date.now;
-  const registry = new Registry();
-  if (opts.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+  const own = new Registry();
+  if (opts.processMetrics ?? true) collectDefaultMetrics({ register: own });
   const labelNames = ['hash', 'name'] as const;
   const statuses = () => engine.supervisor.statuses();
 
@@ -33,7 +33,7 @@ export function createMetrics(engine: EngineApi, opts: { now?: () => number; pro
     name: 'tunnel_up',
     help: '1 while the tunnel\'s forward is established (RUNNING), else 0.',
     labelNames,
-    registers: [registry],
+    registers: [own],
     collect() {
       this.reset();
       for (const s of statuses()) this.set({ hash: s.hash, name: s.name }, s.status === 'RUNNING' ? 1 : 0);
@@ -44,7 +44,7 @@ export function createMetrics(engine: EngineApi, opts: { now?: () => number; pro
     name: 'tunnel_state',
     help: 'The tunnel\'s state: 1 for the current one, 0 for the others.',
     labelNames: ['hash', 'name', 'state'] as const,
-    registers: [registry],
+    registers: [own],
     collect() {
       this.reset();
       for (const s of statuses()) {
@@ -57,7 +57,7 @@ export function createMetrics(engine: EngineApi, opts: { now?: () => number; pro
     name: 'tunnel_restarts_total',
     help: 'ssh restarts of the tunnel since the daemon started.',
     labelNames,
-    registers: [registry],
+    registers: [own],
     collect() {
       this.reset();
       for (const s of statuses()) this.inc({ hash: s.hash, name: s.name }, s.restarts);
@@ -68,7 +68,7 @@ export function createMetrics(engine: EngineApi, opts: { now?: () => number; pro
     name: 'tunnel_state_changed_timestamp_seconds',
     help: 'Unix time of the tunnel\'s last state change.',
     labelNames,
-    registers: [registry],
+    registers: [own],
     collect() {
       this.reset();
       for (const s of statuses()) {
@@ -82,7 +82,7 @@ export function createMetrics(engine: EngineApi, opts: { now?: () => number; pro
     name: 'tunnel_state_duration_seconds',
     help: 'Seconds the tunnel has been in its current state.',
     labelNames: ['hash', 'name', 'state'] as const,
-    registers: [registry],
+    registers: [own],
     collect() {
       this.reset();
       for (const s of statuses()) {
@@ -96,7 +96,7 @@ export function createMetrics(engine: EngineApi, opts: { now?: () => number; pro
     name: 'config_reloads_total',
     help: 'Config reloads by result: ok (applied) or error (invalid or missing file, nothing applied).',
     labelNames: ['result'] as const,
-    registers: [registry],
+    registers: [own],
   });
   reloads.inc({ result: 'ok' }, 0);
   reloads.inc({ result: 'error' }, 0);
@@ -105,7 +105,7 @@ export function createMetrics(engine: EngineApi, opts: { now?: () => number; pro
   new Gauge({
     name: 'config_valid',
     help: '1 when the config file on disk is valid, 0 while it is invalid (the last good config keeps running).',
-    registers: [registry],
+    registers: [own],
     collect() {
       this.set(engine.configHealth().valid ? 1 : 0);
     },
@@ -114,12 +114,15 @@ export function createMetrics(engine: EngineApi, opts: { now?: () => number; pro
   new Gauge({
     name: 'config_missing',
     help: '1 while the config file does not exist.',
-    registers: [registry],
+    registers: [own],
     collect() {
       this.set(engine.configHealth().missing ? 1 : 0);
     },
   });
 
+  // Other parts' registries (the proxy's) are served with the daemon's on one /metrics;
+  // merging copies the series registered so far, so it comes last.
+  const registry = opts.also === undefined || opts.also.length === 0 ? own : Registry.merge([own, ...opts.also]);
   return { registry, close: unsubscribe };
 }
 

@@ -9,13 +9,15 @@ export interface ReloadRecord {
   type: 'reload';
   at: string;
   ok: boolean;
-  /** Why nothing was applied (invalid file, missing file), else null. */
+  /** The file's problems (invalid, missing, or entries left out when `ok` and `left_out` > 0), else null. */
   error: string | null;
   added: string[];
   removed: string[];
   unchanged: string[];
   /** Same hash, other ssh_options: restarted. */
   changed: string[];
+  /** Entries of the file left out because of their problems (`error` lists them); 0 when none. */
+  left_out: number;
 }
 
 /** Every error body: `{"error": {"code", "message"}}`; `matches` only for an ambiguous prefix. */
@@ -46,7 +48,15 @@ export type ListRecord = Record<string, unknown> & { hash: string; name: string 
 /** GET /health: always 200 while the daemon runs. */
 export interface HealthBody {
   ok: true;
-  config: { valid: boolean; error: string | null; missing: boolean };
+  config: {
+    valid: boolean;
+    error: string | null;
+    missing: boolean;
+    /** How much of the file on disk is in force: all, partial (entries with problems left out), none. */
+    applied: 'all' | 'partial' | 'none';
+    /** The entries left out, each with its problems (formatted with line and column). */
+    rejected: { index: number; line: number; column: number; problems: string[] }[];
+  };
 }
 
 /** GET /logs/:hash: the tunnel's recent ssh output, oldest first. */

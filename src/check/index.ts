@@ -1,6 +1,7 @@
 import { userInfo, homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { existsSync } from 'node:fs';
+import { entryIndexOf } from '../config/isolation.js';
 import { formatProblem as formatConfigProblem, loadConfigFile } from '../config/load.js';
 import type { CheckProblem, CheckReport } from './report.js';
 import type { DirectionMode } from '../tunnel/spec.js';
@@ -74,7 +75,15 @@ export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
     case 'invalid':
       for (const p of load.problems) problems.push({ where: opts.configPath, what: formatConfigProblem(p), fix: null });
       break;
+    case 'partial':
     case 'ok': {
+      if (load.kind === 'partial') {
+        for (const p of load.problems) {
+          const index = entryIndexOf(p.field);
+          const what = index === null ? formatConfigProblem(p) : `${formatConfigProblem(p)} (this entry is left out; the others run)`;
+          problems.push({ where: opts.configPath, what, fix: null });
+        }
+      }
       for (const w of load.warnings) notes.push(`${opts.configPath}: ${formatConfigProblem(w)}`);
       const ctx = {
         sshBin: opts.sshBin,

@@ -132,7 +132,8 @@ export async function runCommand(name: CommandName, hash: string | null, ctx: Co
       const record = parse<ReloadRecord>(ctx, body.value);
       if (!record.ok) return record.error;
       print(ctx, body.value, () => formatReload(record.value));
-      return EXIT.ok;
+      // Entries left out are a config the user has to fix, even though the rest was applied.
+      return record.value.left_out > 0 ? EXIT.failed : EXIT.ok;
     }
     default:
       return unreachable(name, 'command');

@@ -2,7 +2,7 @@
  * tunnel-cli's human output: tables and lines from the API's records. Pure: the
  * clock and whether to colour are passed in.
  */
-import type { ListRecord, ReloadRecord, StatusRecord, TunnelState } from '../api/types.js';
+import type { HealthBody, ListRecord, ReloadRecord, StatusRecord, TunnelState } from '../api/types.js';
 
 export interface FormatOptions {
   /** ANSI colours (only on a terminal, and never with NO_COLOR). */
@@ -21,7 +21,6 @@ const STATE_COLOR: Record<TunnelState, keyof typeof ANSI> = {
 };
 
 const paint = (on: boolean, color: keyof typeof ANSI, text: string) => (on ? `${ANSI[color]}${text}${ANSI.reset}` : text);
-// eslint-disable-next-line no-control-regex
 const visible = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
 
 /** Whether to colour: a terminal, and NO_COLOR unset or empty (https://no-color.org). */
@@ -131,15 +130,24 @@ function fit(text: string, width: number): string {
 
 export function formatReload(r: ReloadRecord): string {
   const n = (xs: string[], what: string) => `${xs.length} ${what}`;
-  return `reloaded: ${n(r.added, 'added')}, ${n(r.removed, 'removed')}, ${n(r.unchanged, 'unchanged')}\n`;
+  const done = `reloaded: ${n(r.added, 'added')}, ${n(r.removed, 'removed')}, ${n(r.unchanged, 'unchanged')}`;
+  if (!r.left_out) return `${done}\n`;
+  const problems = (r.error ?? '').split('\n').map((l) => `  ${l}`);
+  return [`${done}; ${r.left_out} left out (nothing running was stopped or changed):`, ...problems].join('\n') + '\n';
 }
 
 /** Shown above the status table while the config file cannot be used. */
-export function formatConfigProblem(config: { valid: boolean; error: string | null; missing: boolean }, o: FormatOptions): string {
+export function formatConfigProblem(config: HealthBody['config'], o: FormatOptions): string {
   if (config.missing) return paint(o.color, 'yellow', 'config file missing: the last good config keeps running') + '\n';
   if (config.valid) return '';
   const lines = (config.error ?? 'invalid').split('\n').map((l) => `  ${l}`);
-  return [paint(o.color, 'red', 'config file invalid, the last good config keeps running:'), ...lines].join('\n') + '\n';
+  // Older daemons send no `applied`: their invalid file changed nothing.
+  if (config.applied !== 'partial') return [paint(o.color, 'red', 'config file invalid, the last good config keeps running:'), ...lines].join('\n') + '\n';
+  const n = config.rejected.length;
+  const head = n > 0
+    ? `config file has problems: ${n} ${n === 1 ? 'entry' : 'entries'} left out, the valid ones run; nothing running was stopped or changed:`
+    : 'config file has problems: its valid parts run; nothing running was stopped or changed:';
+  return [paint(o.color, 'yellow', head), ...lines].join('\n') + '\n';
 }
 
 function oneLine(s: string): string {

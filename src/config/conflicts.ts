@@ -53,9 +53,11 @@ function overlaps(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
 /**
  * Refuses two tunnels with the same hash (the API could not tell them apart) and two
  * that would listen on the same address and port (the second could never start).
- * Each problem sits on the later entry and names the earlier one's position.
+ * Each problem sits on the later entry and names the earlier one's position; the
+ * entries without a conflict are returned, in order.
  */
-export function checkConflicts(tree: Tree, entries: readonly TunnelEntry[], mode: DirectionMode): void {
+export function checkConflicts(tree: Tree, entries: readonly TunnelEntry[], mode: DirectionMode): TunnelEntry[] {
+  const accepted: TunnelEntry[] = [];
   const byHash = new Map<string, TunnelEntry>();
   const byPort = new Map<string, { entry: TunnelEntry; listener: Listener }[]>();
   for (const entry of entries) {
@@ -85,8 +87,11 @@ export function checkConflicts(tree: Tree, entries: readonly TunnelEntry[], mode
         `a listening address and port no other tunnel uses (this tunnel listens ${where})`,
         `${JSON.stringify(entry.spec[listener.field].text)}, where tunnels[${clash.entry.index}] (line ${line}, column ${column}) already listens`,
       );
+      continue;
     }
     same.push({ entry, listener });
     byPort.set(key, same);
+    accepted.push(entry);
   }
+  return accepted;
 }

@@ -1,6 +1,7 @@
 import { isPair, isSeq, LineCounter, parseDocument, visit, type Document, type YAMLError } from 'yaml';
 import type { DirectionMode } from '../tunnel/spec.js';
 import { guardLimits } from './guard.js';
+import { isolate } from './isolation.js';
 import { readConfig } from './schema.js';
 import { child, keyText, quote, Tree } from './tree.js';
 import type { ConfigProblem, LoadResult } from './types.js';
@@ -61,9 +62,9 @@ export function parseConfigText(text: string, opts: ParseOptions = {}): LoadResu
     return invalid([...tree.errors, aliasProblem(tree, doc, e)]);
   }
 
-  const config = readConfig(tree, js, mode);
-  if (config === null || tree.errors.length > 0) return invalid(tree.errors);
-  return { kind: 'ok', config, warnings: tree.warnings.sort(byPosition) };
+  const read = readConfig(tree, js, mode);
+  if (read === null) return invalid(tree.errors);
+  return isolate(tree, read);
 }
 
 /** One problem per line: `line 4, column 17: tunnels[0].local_port: expected …, found …`. */

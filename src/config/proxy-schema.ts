@@ -32,12 +32,44 @@ const baseUrl = z
   .string({ error: 'expected an http:// or https:// URL' })
   .refine(isHttpUrl, { error: 'expected an http:// or https:// URL without query or fragment, e.g. http://127.0.0.1:11434/v1' });
 
-/** One upstream that speaks the OpenAI API. */
-export const providerSchema = z.looseObject({
-  base_url: baseUrl,
-  api_key: secret.optional(),
-  timeout: seconds.optional(),
-});
+/** The request formats a provider can take: which endpoints may be routed to it. */
+export const PROVIDER_FORMATS = ['openai', 'anthropic'] as const;
+export type ProviderFormat = (typeof PROVIDER_FORMATS)[number];
+
+const format = z.enum(PROVIDER_FORMATS, { error: `expected ${PROVIDER_FORMATS.join(' or ')}` });
+
+/** A tunnel name as config.yaml spells it (the supervisor checks the tunnel exists when a request needs it). */
+const tunnelName = z.string({ error: 'expected the name of a tunnel of this file' }).min(1, { error: 'expected the name of a tunnel of this file' });
+
+const urlPath = z
+  .string({ error: 'expected a URL path such as /v1' })
+  .regex(/^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/, { error: 'expected a URL path starting with "/" (no query or fragment), such as /v1' });
+
+/**
+ * One upstream: either at `base_url`, or at the local end of one of the daemon's
+ * tunnels (`tunnel`, with `path` the API root on it), looked up by name on every
+ * request so that it follows the tunnel through edits.
+ */
+export const providerSchema = z
+  .looseObject({
+    base_url: baseUrl.optional(),
+    tunnel: tunnelName.optional(),
+    path: urlPath.optional(),
+    api_key: secret.optional(),
+    timeout: seconds.optional(),
+    format: z.union([format, z.array(format, { error: `expected ${PROVIDER_FORMATS.join(' or ')}, or a list of them` }).min(1)], {
+      error: `expected ${PROVIDER_FORMATS.join(' or ')}, or a list of them`,
+    }).optional(),
+  })
+  .superRefine((p, ctx) => {
+    if (p.base_url === undefined && p.tunnel === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['base_url'], message: 'expected base_url: <http:// URL>, or tunnel: <name of a tunnel> with path: /v1' });
+    } else if (p.base_url !== undefined && p.tunnel !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['tunnel'], message: 'expected either base_url or tunnel, not both' });
+    } else if (p.base_url !== undefined && p.path !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['path'], message: 'expected path only with tunnel (put the path in base_url)' });
+    }
+  });
 
 const PREFIX_MESSAGE =
   'expected a provider prefix of letters, digits, ".", "_" or "-" (no colon), at most 64 characters, starting with a letter or digit';
@@ -46,23 +78,64 @@ const prefix = z
   .string()
   .regex(PREFIX_PATTERN, { error: PREFIX_MESSAGE });
 
+const TARGET_MESSAGE = 'expected "<prefix>:<model_name>" with the prefix of a provider';
+const target = z.string({ error: TARGET_MESSAGE }).min(3, { error: TARGET_MESSAGE });
+
 /** The `proxy:` section. */
-export const proxySchema = z.looseObject({
-  default_timeout: seconds.default(600),
-  api_keys: z
-    .array(secret, { error: 'expected a list of keys' })
-    .min(1, { error: 'expected at least one key; remove api_keys to leave the proxy open' })
-    .optional(),
-  providers: z
-    .record(prefix, providerSchema, {
-      error: (issue) =>
-        issue.code === 'invalid_key'
-          ? PREFIX_MESSAGE
-          : 'expected a map of providers keyed by prefix, e.g. gpu1: { base_url: http://127.0.0.1:11434/v1 }',
-    })
-    .default({}),
-  forward_headers: forwardHeadersSchema.optional(),
-});
+export const proxySchema = z
+  .looseObject({
+    default_timeout: seconds.default(600),
+    api_keys: z
+      .array(secret, { error: 'expected a list of keys' })
+      .min(1, { error: 'expected at least one key; remove api_keys to leave the proxy open' })
+      .optional(),
+    providers: z
+      .record(prefix, providerSchema, {
+        error: (issue) =>
+          issue.code === 'invalid_key'
+            ? PREFIX_MESSAGE
+            : 'expected a map of providers keyed by prefix, e.g. gpu1: { base_url: http://127.0.0.1:11434/v1 }',
+      })
+      .default({}),
+    aliases: z
+      .record(
+        z.string().min(1, { error: 'expected a model name' }).max(256, { error: 'expected a model name of at most 256 characters' }),
+        z.union([target, z.array(target, { error: `a list of targets, each ${TARGET_MESSAGE}` }).min(1, { error: 'expected at least one target' })], {
+          error: `${TARGET_MESSAGE}, or a list of them tried in order`,
+        }),
+        { error: 'expected a map of model names to targets, e.g. gpt-4o-mini: gpu1:llama3:8b' },
+      )
+      .optional(),
+    default_provider: z.string({ error: 'expected the prefix of a provider' }).optional(),
+    forward_headers: forwardHeadersSchema.optional(),
+    cors_origins: z
+      .array(
+        z.string().regex(/^(\*|https?:\/\/[^/\s]+)$/, { error: 'expected "*" or an origin such as https://app.example.com (scheme and host, no path)' }),
+        { error: 'expected a list of origins, e.g. ["https://app.example.com"]' },
+      )
+      .optional(),
+  })
+  .superRefine((c, ctx) => {
+    const known = Object.keys(c.providers);
+    const knownText = known.length === 0 ? 'no providers are configured' : `providers: ${known.join(', ')}`;
+    for (const [name, targets] of Object.entries(c.aliases ?? {})) {
+      const list = typeof targets === 'string' ? [targets] : targets;
+      list.forEach((t, i) => {
+        const colon = t.indexOf(':');
+        const p = colon > 0 ? t.slice(0, colon) : '';
+        if (colon <= 0 || colon === t.length - 1 || !known.includes(p)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: typeof targets === 'string' ? ['aliases', name] : ['aliases', name, i],
+            message: `expected "<prefix>:<model_name>" with the prefix of a provider (${knownText})`,
+          });
+        }
+      });
+    }
+    if (c.default_provider !== undefined && !known.includes(c.default_provider)) {
+      ctx.addIssue({ code: 'custom', path: ['default_provider'], message: `expected the prefix of a provider (${knownText})` });
+    }
+  });
 
 export type ProviderConfig = z.infer<typeof providerSchema>;
 export type ProxyConfig = z.infer<typeof proxySchema>;

@@ -11,12 +11,15 @@ const SECRET_KEYS = new Set(['api_key', 'api_keys']);
  * the YAML node it is about, so the message has a line and column like every other.
  * A missing or empty section means no proxy configuration (null).
  */
-export function readProxy(tree: Tree, raw: unknown, value: unknown): ProxyConfig | null {
+export function readProxy(tree: Tree, raw: unknown, value: unknown, tunnelNames?: readonly string[]): ProxyConfig | null {
   const node = tree.deref(raw);
   if (node === undefined || node === null || (isScalar(node) && node.value === null)) return null;
   warnUnknownKeys(tree, node);
   const parsed = proxySchema.safeParse(value);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    if (tunnelNames !== undefined) warnUnknownTunnels(tree, node, parsed.data, tunnelNames);
+    return parsed.data;
+  }
   for (const issue of parsed.error.issues) {
     const target = locate(tree, node, issue.path, issue.code === 'invalid_key');
     const field = issue.path.reduce<string>((p, seg) => (typeof seg === 'number' ? `${p}[${seg}]` : child(p, String(seg))), 'proxy');
@@ -95,5 +98,18 @@ function warnUnknownKeys(tree: Tree, node: unknown): void {
         }
       }
     }
+  }
+}
+
+/**
+ * A provider bound to a tunnel the file does not have is kept (the tunnel may be
+ * added later, and it is looked up by name on every request) but said at once.
+ */
+function warnUnknownTunnels(tree: Tree, node: unknown, config: ProxyConfig, tunnelNames: readonly string[]): void {
+  for (const [prefix, p] of Object.entries(config.providers)) {
+    if (p.tunnel === undefined || tunnelNames.includes(p.tunnel)) continue;
+    const at = locate(tree, node, ['providers', prefix, 'tunnel'], false);
+    const names = tunnelNames.length === 0 ? 'the file has no tunnels' : `tunnels: ${tunnelNames.join(', ')}`;
+    tree.warn(at.node, `proxy.providers.${prefix}.tunnel`, `the name of a tunnel of this file (${names})`, `${quote(p.tunnel)}; requests to "${prefix}" are refused until such a tunnel exists`);
   }
 }

@@ -4,8 +4,17 @@ import { checkConflicts } from './conflicts.js';
 import { readProxy } from './proxy-section.js';
 import { readSshOptions } from './ssh-options-map.js';
 import { describe, keyText, quote, type Tree } from './tree.js';
+import { entryIndexOf } from './isolation.js';
 import { readTunnel, type TunnelEntry } from './tunnel-entry.js';
-import type { Config } from './types.js';
+import type { ProxyConfig } from './proxy-schema.js';
+
+/** What the schema read: every entry that is valid on its own, and the nodes of all entries. */
+export interface ReadDocument {
+  entries: TunnelEntry[];
+  /** Every item of `tunnels:`, valid or not, for reports about the ones left out. */
+  items: unknown[];
+  proxy: ProxyConfig | null;
+}
 
 export const TOP_LEVEL_KEYS = ['tunnels', 'ssh_options', 'proxy'] as const;
 type TopLevelKey = (typeof TOP_LEVEL_KEYS)[number];
@@ -15,11 +24,13 @@ const ROOT_EXPECTED = 'a map with tunnels: (and optionally ssh_options: and prox
 /**
  * Validates a parsed config document (SPEC §3). `js` is the same document as plain
  * data (aliases expanded), which `written` records and the proxy schema are taken
- * from. Every problem goes into `tree`; the config is returned only when there is none.
+ * from. Every problem goes into `tree`, with a field path that says whether it is about
+ * one entry (`tunnels[2]…`), the proxy section or the whole file; the caller decides
+ * what runs. Null when the document is not a map at all.
  */
-export function readConfig(tree: Tree, js: unknown, mode: DirectionMode): Config | null {
+export function readConfig(tree: Tree, js: unknown, mode: DirectionMode): ReadDocument | null {
   const root = tree.deref(tree.doc.contents);
-  if (root === null || root === undefined || (isScalar(root) && root.value === null)) return { tunnels: [], proxy: null };
+  if (root === null || root === undefined || (isScalar(root) && root.value === null)) return { entries: [], items: [], proxy: null };
   if (!isMap(root)) {
     tree.error(root, '(file)', ROOT_EXPECTED, describe(root));
     return null;
@@ -42,6 +53,7 @@ export function readConfig(tree: Tree, js: unknown, mode: DirectionMode): Config
 
   const entries: TunnelEntry[] = [];
   const list = tree.deref(sections.get('tunnels'));
+  const items = isSeq(list) ? list.items.map((item) => tree.deref(item) ?? item) : [];
   const writtenList = Array.isArray(data.tunnels) ? (data.tunnels as unknown[]) : [];
   if (isSeq(list)) {
     list.items.forEach((item, i) => {
@@ -51,9 +63,11 @@ export function readConfig(tree: Tree, js: unknown, mode: DirectionMode): Config
   } else if (!(list === undefined || list === null || (isScalar(list) && list.value === null))) {
     tree.error(list, 'tunnels', 'a list of tunnels (tunnels: [] for none)', describe(list));
   }
-  checkConflicts(tree, entries, mode);
+  // An entry with a problem of its own (a duplicate key, found by the parser) is out already.
+  const whole = entries.filter((e) => !tree.errors.some((p) => entryIndexOf(p.field) === e.index));
+  const accepted = checkConflicts(tree, whole, mode);
 
-  const proxy = readProxy(tree, sections.get('proxy'), data.proxy);
+  const proxy = readProxy(tree, sections.get('proxy'), data.proxy, entries.map((e) => e.spec.name));
 
-  return tree.errors.length > 0 ? null : { tunnels: entries.map((e) => e.spec), proxy };
+  return { entries: accepted, items, proxy };
 }

@@ -3,7 +3,7 @@ import { err, ok, type Result } from '../result.js';
 type Check = (v: string) => boolean;
 const yesNo: Check = (v) => v === 'yes' || v === 'no';
 const uint = (max: number): Check => (v) => /^\d{1,6}$/.test(v) && Number(v) <= max;
-const token: Check = (v) => /^[A-Za-z0-9@._+,:\/=-]{1,512}$/.test(v) && !v.startsWith('-');
+const token: Check = (v) => /^[A-Za-z0-9@._+,:/=-]{1,512}$/.test(v) && !v.startsWith('-');
 const oneOf = (...vals: string[]): Check => (v) => vals.includes(v);
 
 /**

@@ -22,12 +22,35 @@ export interface Config {
   proxy: ProxyConfig | null;
 }
 
+/** An entry of `tunnels:` left out because of its problems; every other entry still runs. */
+export interface RejectedEntry {
+  /** 0-based position in `tunnels:`. */
+  index: number;
+  line: number;
+  column: number;
+  /** The name as written (`unnamed` when none), to tell the entry by; null when it is not a map. */
+  name: string | null;
+  problems: ConfigProblem[];
+}
+
 /**
  * What reading the config file gave. `missing` is not an error: the daemon runs
  * with no tunnels (at start) or keeps the last good config (when it was deleted).
+ * `partial`: some entries (or the proxy section) have problems; `config` holds the
+ * valid entries, and the proxy section only when it is valid. `invalid`: nothing in
+ * the file can be used (not YAML, or a problem that concerns every entry).
  */
 export type LoadResult =
   | { kind: 'ok'; config: Config; warnings: ConfigProblem[] }
+  | {
+      kind: 'partial';
+      config: Config;
+      proxyValid: boolean;
+      rejected: RejectedEntry[];
+      /** Every problem, sorted by position (those of rejected entries and of the proxy section). */
+      problems: ConfigProblem[];
+      warnings: ConfigProblem[];
+    }
   | { kind: 'missing' }
   | { kind: 'invalid'; problems: ConfigProblem[] };
 

@@ -18,3 +18,15 @@ export function tunnelListeningOn(tunnels: readonly TunnelSpec[], mode: Directio
     return LOOPBACK_NAMES.has(bind) && LOOPBACK_NAMES.has(h);
   });
 }
+
+/**
+ * The tunnel named `name` as a provider bound to it sees it: where its local end
+ * listens (a wildcard bind is reached on loopback) — only -L forwards have one.
+ */
+export function localEndOf(tunnels: readonly TunnelSpec[], mode: DirectionMode, name: string): { hash: string; host: string; port: number } | undefined {
+  const t = tunnels.find((x) => x.name === name);
+  if (t === undefined || forwardFlag(t.direction, mode) !== '-L') return undefined;
+  const bind = t.local_port.host ?? '127.0.0.1';
+  const host = bind === '0.0.0.0' || bind === '*' || bind === 'localhost' ? '127.0.0.1' : bind === '::' ? '::1' : bind.replace(/^\[|\]$/g, '');
+  return { hash: t.hash, host, port: t.local_port.port };
+}

@@ -3,15 +3,15 @@ import { createMetrics } from '../api/metrics.js';
 import { startListeners } from '../api/server.js';
 import { createTerminalRoute, type TerminalRoute } from '../api/terminal.js';
 import { watchConfig } from '../config/watch.js';
-import { createProxyApp } from '../proxy/index.js';
+import { createProxyApp, createProxyMetrics } from '../proxy/index.js';
 import { createSupervisor } from '../supervisor/index.js';
-import { createEngine, type Engine } from './engine.js';
-import { tunnelListeningOn } from './local-tunnel.js';
+import { createConfigInForce, type ConfigInForce } from './config-in-force.js';
+import { localEndOf, tunnelListeningOn } from './local-tunnel.js';
 import type { Log } from './log.js';
 import type { DaemonSettings } from './settings.js';
 
 export interface RunningDaemon {
-  engine: Engine;
+  engine: ConfigInForce;
   tcpPort: number;
   /** The one shutdown path: stop watching → stop every ssh child → close listeners (and the socket). Idempotent. */
   close(): Promise<void>;
@@ -30,7 +30,7 @@ export async function startDaemon(settings: DaemonSettings, log: Log, env: NodeJ
     mode: settings.mode,
     log,
   });
-  const engine = createEngine({ configPath: settings.configPath, mode: settings.mode, supervisor, log });
+  const engine = createConfigInForce({ configPath: settings.configPath, mode: settings.mode, supervisor, log });
 
   let watcher: { close(): Promise<void> } | null = null;
   let listeners: { tcpPort: number; close(): Promise<void> } | null = null;
@@ -55,17 +55,24 @@ export async function startDaemon(settings: DaemonSettings, log: Log, env: NodeJ
     });
     await engine.reload();
 
+    const proxyMetrics = createProxyMetrics();
     const proxy = createProxyApp({
       getConfig: () => engine.config().proxy,
       env,
       log,
+      metrics: proxyMetrics,
+      tunnel(name) {
+        const end = localEndOf(engine.tunnels(), settings.mode, name);
+        const s = end ? supervisor.status(end.hash) : undefined;
+        return end && s ? { state: s.status, localHost: end.host, localPort: end.port } : undefined;
+      },
       tunnelForLocalEndpoint(host, port) {
         const t = tunnelListeningOn(engine.tunnels(), settings.mode, host, port);
         const s = t ? supervisor.status(t.hash) : undefined;
         return t && s ? { name: t.name, hash: t.hash, status: s.status } : undefined;
       },
     });
-    const metrics = createMetrics(engine);
+    const metrics = createMetrics(engine, { also: [proxyMetrics.registry] });
     const tcpTerminal = createTerminalRoute({ engine, tokens: settings.tokens, log });
     const socketTerminal = createTerminalRoute({ engine, tokens: null, log });
     terminals = [tcpTerminal, socketTerminal];

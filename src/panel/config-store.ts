@@ -55,6 +55,8 @@ function validate(text: string, mode: DirectionMode): { problems: ConfigProblem[
   switch (r.kind) {
     case 'ok':
       return { problems: [], warnings: r.warnings };
+    case 'partial':
+      return { problems: r.problems, warnings: r.warnings };
     case 'invalid':
       return { problems: r.problems, warnings: [] };
     case 'missing':

@@ -3,7 +3,7 @@ import type { HttpBindings } from '@hono/node-server';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { ProxyDeps } from './deps.js';
 import { errorJson, type ProxyError } from './errors.js';
-import { createProxyRoutes, notFound, type NodeHandler } from './handler.js';
+import { createProxyRoutes, type NodeHandler } from './handler.js';
 import { pickRequestId } from './request-id.js';
 
 /**
@@ -30,11 +30,13 @@ export function createProxyApp(deps: ProxyDeps): Hono<{ Bindings: HttpBindings }
     handler(c.env.incoming, c.env.outgoing);
     return RESPONSE_ALREADY_SENT;
   };
-  app.all('/chat/completions', viaNode(routes.chatCompletions));
+  for (const [path, handler] of routes.endpoints) app.all(path, viaNode(handler));
   app.all('/models', viaNode(routes.models));
+  app.all('/models/*', viaNode(routes.model));
   // The group owns every path under /v1: a client that asks for an endpoint the proxy
-  // lacks (embeddings, say) gets an error its OpenAI client can read, not the daemon's.
-  app.all('*', (c) => answer(pickRequestId(c.req.header('x-request-id')), notFound(c.req.method, c.req.path)));
+  // lacks (audio, say) gets an error its client can read, not the daemon's; a
+  // browser's preflight is answered here too.
+  app.all('*', viaNode(routes.other));
   app.onError((e, c) => {
     deps.log?.({ event: 'proxy_bug', error: String(e) });
     return answer(pickRequestId(c.req.header('x-request-id')), { status: 500, type: 'server_error', code: 'internal_error', message: 'internal error' });

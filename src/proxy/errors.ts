@@ -7,11 +7,47 @@ export interface ProxyError {
   code: string;
   message: string;
   param?: string | null;
+  /** Sent as `Retry-After` (a provider resting after it asked for a pause). */
+  retryAfterSeconds?: number;
 }
 
-/** The JSON body OpenAI clients understand: `{"error": {"message", "type", "param", "code"}}`. */
-export function errorJson(e: ProxyError): string {
+/** Whose error shape an endpoint answers in: its clients' SDKs read only their own. */
+export type ErrorFamily = 'openai' | 'anthropic';
+
+/**
+ * The JSON body the endpoint's clients understand: OpenAI's
+ * `{"error": {"message", "type", "param", "code"}}`, or Anthropic's
+ * `{"type": "error", "error": {"type", "message"}}` (which has no code: the proxy's
+ * code goes into the message, so a log or a user can still tell the cases apart).
+ */
+export function errorJson(e: ProxyError, family: ErrorFamily = 'openai'): string {
+  if (family === 'anthropic') return JSON.stringify({ type: 'error', error: { type: anthropicType(e), message: `${e.message} (${e.code})` } });
   return JSON.stringify({ error: { message: e.message, type: e.type, param: e.param ?? null, code: e.code } });
+}
+
+/** Anthropic's error types go by status (https://docs.anthropic.com/en/api/errors). */
+function anthropicType(e: ProxyError): string {
+  switch (e.status) {
+    case 400:
+    case 405:
+      return 'invalid_request_error';
+    case 401:
+      return 'authentication_error';
+    case 403:
+      return 'permission_error';
+    case 404:
+      return 'not_found_error';
+    case 413:
+      return 'request_too_large';
+    case 429:
+      return 'rate_limit_error';
+    case 503:
+      return 'overloaded_error';
+    case 504:
+      return 'timeout_error';
+    default:
+      return 'api_error';
+  }
 }
 
 /**
@@ -19,9 +55,9 @@ export function errorJson(e: ProxyError): string {
  * the request body was not read (a client still sending must not be left hanging
  * on a keep-alive socket we no longer read).
  */
-export function sendError(res: ServerResponse, requestId: string, e: ProxyError, close = false): void {
+export function sendError(res: ServerResponse, requestId: string, e: ProxyError, close = false, family: ErrorFamily = 'openai'): void {
   if (res.headersSent || res.destroyed) return;
-  const body = errorJson(e);
+  const body = errorJson(e, family);
   const headers: Record<string, string | number> = {
     'content-type': 'application/json',
     'content-length': Buffer.byteLength(body),
@@ -32,13 +68,18 @@ export function sendError(res: ServerResponse, requestId: string, e: ProxyError,
   // waited the provider's whole timeout, so a retry would multiply the wait.
   if (e.status === 504) headers['x-should-retry'] = 'false';
   if (close) headers.connection = 'close';
+  if (e.retryAfterSeconds !== undefined) headers['retry-after'] = e.retryAfterSeconds;
   res.writeHead(e.status, headers);
   res.end(body);
 }
 
-/** The final event of a stream that failed after it started (never followed by `[DONE]`). */
-export function sseErrorEvent(e: ProxyError): string {
-  return `data: ${errorJson(e)}\n\n`;
+/**
+ * The final event of a stream that failed after it started (never followed by
+ * `[DONE]`); Anthropic's streams name their events, and an `error` event is what its
+ * SDK raises from.
+ */
+export function sseErrorEvent(e: ProxyError, family: ErrorFamily = 'openai'): string {
+  return family === 'anthropic' ? `event: error\ndata: ${errorJson(e, family)}\n\n` : `data: ${errorJson(e)}\n\n`;
 }
 
 export const timeoutError = (prefix: string, seconds: number, stage: 'headers' | 'chunk'): ProxyError => ({

@@ -1,11 +1,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bodyEncoding, createBodyDecoder, type BodyDecoder } from './body-decoder.js';
-import { sendError, sseErrorEvent, timeoutError, type ProxyError } from './errors.js';
+import { sendError, sseErrorEvent, timeoutError, type ErrorFamily, type ProxyError } from './errors.js';
 import type { Provider } from './providers.js';
 import { upstreamRequestHeaders } from './request-headers.js';
 import { clientHeaders } from './response-headers.js';
 import { createSseFrames, type SseFrames } from './sse-frames.js';
 import type { UpstreamFailure, UpstreamPool } from './upstream.js';
+
+/** Why a provider could not serve a request, seen before anything reached the client. */
+export type FallbackReason =
+  | { kind: 'unreachable'; code: string }
+  | { kind: 'timeout' }
+  /** It answered 429 or 5xx. */
+  | { kind: 'status'; status: number; rawHeaders: readonly string[] };
 
 /** Everything one proxied request needs. */
 export interface Forward {
@@ -20,6 +27,16 @@ export interface Forward {
   endpoint?: string;
   /** `proxy.forward_headers`: client headers passed on beyond the built-in ones. */
   forwardHeaders?: readonly string[];
+  /** Whose error shape the client reads (the endpoint's). */
+  family?: ErrorFamily;
+  /**
+   * Asked while nothing has reached the client yet and this provider cannot serve
+   * the request. True: the caller takes the request elsewhere and this exchange is
+   * dropped without a word to the client; false: the error is answered as usual.
+   */
+  fallback?(why: FallbackReason): boolean;
+  /** Each piece of the answer's body as it goes to the client (usage, time to first byte). */
+  tap?(chunk: Buffer): void;
   /** "; 127.0.0.1:11434 is the local end of tunnel 'llm' (…), which is RETRYING, not RUNNING" or "": appended to 502 messages. */
   tunnelHint(): string;
   log?(entry: Record<string, unknown>): void;
@@ -67,7 +84,7 @@ export function forwardChat(f: Forward): void {
     {
       method: 'POST',
       path: `${provider.basePath}${f.endpoint ?? '/chat/completions'}`,
-      headers: upstreamRequestHeaders(req, requestId, provider.authorization, forwardHeaders),
+      headers: upstreamRequestHeaders(req, requestId, provider.credential, forwardHeaders),
       body: f.payload,
     },
     { head: onHead, data: onData, end: onEnd, fail: onFail },
@@ -79,6 +96,11 @@ export function forwardChat(f: Forward): void {
   }
 
   function onHead(status: number, rawHeaders: string[]): void {
+    if ((status === 429 || status >= 500) && f.fallback?.({ kind: 'status', status, rawHeaders })) {
+      finish();
+      exchange.abort();
+      return;
+    }
     state = 'relaying';
     timer.refresh();
     const { contentType, contentEncoding } = scan(rawHeaders);
@@ -89,7 +111,7 @@ export function forwardChat(f: Forward): void {
         // It cannot be searched for the key, so it is not passed on.
         finish();
         exchange.abort();
-        sendError(res, requestId, { status: 502, type: 'upstream_error', code: 'upstream_undecodable', message: `provider "${provider.prefix}" answered ${status} with a body in content-encoding "${encoding.name}", which the proxy cannot check for its key` });
+        sendError(res, requestId, { status: 502, type: 'upstream_error', code: 'upstream_undecodable', message: `provider "${provider.prefix}" answered ${status} with a body in content-encoding "${encoding.name}", which the proxy cannot check for its key` }, false, f.family);
         return;
       }
       held = { status, rawHeaders, chunks: [], size: 0 };
@@ -124,6 +146,7 @@ export function forwardChat(f: Forward): void {
 
   function write(out: Buffer): void {
     wrote = true;
+    f.tap?.(out);
     if (!res.write(out) && !clientBlocked) {
       // A slow reader is not an upstream gap: stop reading (TCP pushes back on the
       // upstream) and let the timer ignore the pause.
@@ -149,6 +172,7 @@ export function forwardChat(f: Forward): void {
     if (held === null) {
       // A provider that ends without a last blank line: its last bytes still reach the client as sent.
       const rest = frames?.rest() ?? null;
+      if (rest !== null) f.tap?.(rest);
       res.end(rest ?? undefined);
       return;
     }
@@ -157,6 +181,7 @@ export function forwardChat(f: Forward): void {
     let body = Buffer.concat(held.chunks);
     if (key !== null && held.size <= MAX_SCRUBBED_ERROR_BYTES && body.includes(key)) body = Buffer.from(body.toString('utf8').replaceAll(key, '***'));
     res.writeHead(held.status, [...clientHeaders(held.rawHeaders, requestId, true), 'content-length', String(body.length)]);
+    f.tap?.(body);
     res.end(body);
   }
 
@@ -172,13 +197,14 @@ export function forwardChat(f: Forward): void {
     }
     if (state !== 'waiting') return;
     finish();
+    f.log?.({ event: 'proxy_upstream_error', request_id: requestId, provider: provider.prefix, error: failure.code, ms: Date.now() - started });
+    if (f.fallback?.({ kind: 'unreachable', code: failure.code })) return;
     const where = `${provider.hostname}:${provider.port}`;
     const message =
       failure.code === 'EOF' || failure.code === 'EPROTO'
         ? `provider "${provider.prefix}" at ${where} gave no usable answer: ${failure.message}${f.tunnelHint()}`
         : `provider "${provider.prefix}" is unreachable at ${where}: ${failure.code}${f.tunnelHint()}`;
-    f.log?.({ event: 'proxy_upstream_error', request_id: requestId, provider: provider.prefix, error: failure.code, ms: Date.now() - started });
-    sendError(res, requestId, { status: 502, type: 'upstream_error', code: 'upstream_unreachable', message });
+    sendError(res, requestId, { status: 502, type: 'upstream_error', code: 'upstream_unreachable', message }, false, f.family);
   }
 
   function onTimeout(): void {
@@ -193,7 +219,8 @@ export function forwardChat(f: Forward): void {
     if (state === 'waiting') {
       finish();
       exchange.abort();
-      sendError(res, requestId, e);
+      if (f.fallback?.({ kind: 'timeout' })) return;
+      sendError(res, requestId, e, false, f.family);
     } else {
       failMidway(e);
     }
@@ -210,11 +237,11 @@ export function forwardChat(f: Forward): void {
     decoder?.destroy();
     if (held !== null) {
       // Nothing reached the client yet: it can still get a whole error answer.
-      sendError(res, requestId, e);
+      sendError(res, requestId, e, false, f.family);
     } else if (!appendable) {
       res.destroy();
     } else {
-      res.end(sseErrorEvent(e));
+      res.end(sseErrorEvent(e, f.family));
     }
   }
 

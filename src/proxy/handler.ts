@@ -1,45 +1,79 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bearerMatches } from './auth.js';
 import { readBody } from './body.js';
-import { parseChatRequest } from './chat-request.js';
+import { withModel } from './chat-request.js';
+import { applyCors } from './cors.js';
 import { DEFAULT_MAX_BODY_BYTES, type ProxyDeps } from './deps.js';
-import { sendError, type ProxyError } from './errors.js';
-import { forwardChat } from './forward.js';
+import { ENDPOINTS, parseModelRequest, type Endpoint } from './endpoints.js';
+import { sendError, type ErrorFamily, type ProxyError } from './errors.js';
+import { sendToTargets } from './fallback.js';
 import { createModelCatalog } from './models.js';
-import { describeKeyProblem, runtimeCache, type Provider, type Runtime } from './providers.js';
+import { observeRequest, type Observation } from './observe.js';
+import { runtimeCache, type Provider, type Runtime } from './providers.js';
 import { pickRequestId } from './request-id.js';
+import { createRests } from './rest.js';
+import { formatMismatch, targetsFor } from './routing.js';
 import { createUpstreamPool } from './upstream.js';
 
 /** A request handler for plain node:http. */
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
-/** The two routes, each taking the node request and response; shared by the node:http handler and the Hono app. */
+/** The routes, each taking the node request and response; shared by the node:http handler and the Hono app. */
 export interface ProxyRoutes {
-  chatCompletions: NodeHandler;
+  /** One handler per endpoint of ENDPOINTS, by path under /v1. */
+  endpoints: ReadonlyMap<string, NodeHandler>;
+  /** GET /v1/models */
   models: NodeHandler;
+  /** GET /v1/models/{id} (the id may hold colons and slashes). */
+  model: NodeHandler;
+  /** Any other /v1 path: a CORS preflight, or 404. */
+  other: NodeHandler;
   /** Closes idle upstream connections (for shutdown). */
   close(): void;
+}
+
+/** What every route does first: id, record, CORS, method, key. Null when it already answered. */
+interface Begun {
+  requestId: string;
+  runtime: Runtime;
+  obs: Observation;
 }
 
 export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
   const pool = createUpstreamPool();
   const runtimeOf = runtimeCache(deps.env ?? process.env, deps.log);
   const catalog = createModelCatalog(pool, deps.log);
+  const rests = createRests(deps.now);
   const maxBody = deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
 
-  /** The runtime when the caller may use the group, else null after answering 401 (or 503 when no key can ever match). */
-  function authorize(req: IncomingMessage, res: ServerResponse, requestId: string): Runtime | null {
+  function begin(req: IncomingMessage, res: ServerResponse, endpoint: string, method: string, family: ErrorFamily): Begun | null {
+    const requestId = pickRequestId(req.headers['x-request-id']);
+    const obs = observeRequest({ requestId, endpoint, res, log: deps.log, metrics: deps.metrics });
     const runtime = runtimeOf(deps.getConfig());
-    if (runtime.clientKeys === null) return runtime;
-    if (runtime.clientKeys.length === 0) {
-      // Fail closed, and say it is the server's setup, not the caller's key.
-      sendError(res, requestId, { status: 503, type: 'server_error', code: 'proxy_keys_unset', message: 'proxy.api_keys refers only to environment variables that are not set; see the server log' }, true);
+    if (applyCors(req, res, runtime.corsOrigins)) return null;
+    if (req.method !== method && !(method === 'GET' && req.method === 'HEAD')) {
+      res.setHeader('allow', method === 'GET' ? 'GET, HEAD' : method);
+      sendError(res, requestId, { status: 405, type: 'invalid_request_error', code: 'method_not_allowed', message: `use ${method} for this path` }, true, family);
       return null;
     }
-    if (bearerMatches(req.headers.authorization, runtime.clientKeys)) return runtime;
-    const message = req.headers.authorization === undefined ? 'missing API key: send "Authorization: Bearer <key>"' : 'incorrect API key';
-    sendError(res, requestId, { status: 401, type: 'authentication_error', code: 'invalid_api_key', message }, true);
-    return null;
+    return authorize(req, res, requestId, runtime, family) ? { requestId, runtime, obs } : null;
+  }
+
+  /** True when the caller may use the group, else false after answering 401 (or 503 when no key can ever match). */
+  function authorize(req: IncomingMessage, res: ServerResponse, requestId: string, runtime: Runtime, family: ErrorFamily): boolean {
+    if (runtime.clientKeys === null) return true;
+    if (runtime.clientKeys.length === 0) {
+      // Fail closed, and say it is the server's setup, not the caller's key.
+      sendError(res, requestId, { status: 503, type: 'server_error', code: 'proxy_keys_unset', message: 'proxy.api_keys refers only to environment variables that are not set; see the server log' }, true, family);
+      return false;
+    }
+    // Anthropic's clients send their key as x-api-key, OpenAI's as a Bearer token.
+    const apiKey = req.headers['x-api-key'];
+    const given = typeof apiKey === 'string' && req.headers.authorization === undefined ? `Bearer ${apiKey}` : req.headers.authorization;
+    if (bearerMatches(given, runtime.clientKeys)) return true;
+    const message = given === undefined ? 'missing API key: send "Authorization: Bearer <key>" (or "x-api-key: <key>")' : 'incorrect API key';
+    sendError(res, requestId, { status: 401, type: 'authentication_error', code: 'invalid_api_key', message }, true, family);
+    return false;
   }
 
   function tunnelHint(p: Provider): string {
@@ -52,59 +86,96 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
       : `${via}, which is ${t.status}, not RUNNING`;
   }
 
-  const chatCompletions: NodeHandler = (req, res) => {
-    const requestId = pickRequestId(req.headers['x-request-id']);
-    if (req.method !== 'POST') return methodNotAllowed(res, requestId, 'POST');
-    const runtime = authorize(req, res, requestId);
-    if (runtime === null) return;
+  const forward = (endpoint: Endpoint): NodeHandler => (req, res) => {
+    const begun = begin(req, res, endpoint.path, 'POST', endpoint.family);
+    if (begun === null) return;
+    const { requestId, runtime, obs } = begun;
+    const fail = (e: ProxyError): void => sendError(res, requestId, e, false, endpoint.family);
     readBody(req, maxBody, (body) => {
       if (!Buffer.isBuffer(body)) {
         if (body.reason === 'too_large') {
-          sendError(res, requestId, { status: 413, type: 'invalid_request_error', code: 'request_too_large', message: `the request body is larger than ${body.limit} bytes` });
+          fail({ status: 413, type: 'invalid_request_error', code: 'request_too_large', message: `the request body is larger than ${body.limit} bytes` });
           discardRest(req, body.limit);
         } else {
           deps.log?.({ event: 'proxy_client_closed', request_id: requestId, stage: 'reading_request' });
         }
         return;
       }
-      const parsed = parseChatRequest(body);
-      if (!parsed.ok) return sendError(res, requestId, parsed.error);
-      const provider = runtime.providers.get(parsed.value.prefix);
-      if (provider === undefined) return sendError(res, requestId, unknownPrefix(parsed.value.prefix, runtime));
-      if (!provider.key.ok) {
-        const code = provider.key.error.reason === 'unset_variable' ? 'provider_key_unset' : 'provider_key_unusable';
-        return sendError(res, requestId, { status: 500, type: 'server_error', code, message: describeKeyProblem(provider.prefix, provider.key.error) });
+      const parsed = parseModelRequest(endpoint, body);
+      if (!parsed.ok) return fail(parsed.error);
+      obs.model = parsed.value.model;
+      const targets = targetsFor(parsed.value.model, runtime);
+      if (!targets.ok) return fail(targets.error);
+      // No format translation: only targets that speak the endpoint's format are tried.
+      const fit = targets.value.filter((t) => runtime.providers.get(t.prefix)?.formats.includes(endpoint.format) ?? true);
+      if (fit.length === 0) {
+        const first = runtime.providers.get(targets.value[0]!.prefix)!;
+        obs.provider = first.prefix;
+        return fail(formatMismatch(`/v1${endpoint.path}`, endpoint.format, first));
       }
-      forwardChat({
+      const bytes = parsed.value.bytes;
+      sendToTargets({
         req,
         res,
         requestId,
-        provider,
+        endpoint,
+        runtime,
+        targets: fit,
+        payloadFor: (model) => withModel(bytes, model),
         pool,
-        payload: parsed.value.payload,
-        forwardHeaders: deps.getConfig()?.forward_headers,
-        tunnelHint: () => tunnelHint(provider),
+        rests,
+        tunnel: deps.tunnel,
+        tunnelHint,
+        obs,
         log: deps.log,
       });
     });
   };
 
+  const answerJson = (req: IncomingMessage, res: ServerResponse, requestId: string, value: unknown): void => {
+    if (res.destroyed) return;
+    const body = JSON.stringify(value);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-request-id': requestId });
+    res.end(req.method === 'HEAD' ? undefined : body);
+  };
+
   const models: NodeHandler = (req, res) => {
-    const requestId = pickRequestId(req.headers['x-request-id']);
-    if (req.method !== 'GET' && req.method !== 'HEAD') return methodNotAllowed(res, requestId, 'GET');
-    const runtime = authorize(req, res, requestId);
-    if (runtime === null) return;
-    void catalog.list(runtime).then((data) => {
-      if (res.destroyed) return;
-      const body = JSON.stringify({ object: 'list', data });
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-request-id': requestId });
-      res.end(req.method === 'HEAD' ? undefined : body);
+    const begun = begin(req, res, '/models', 'GET', 'openai');
+    if (begun === null) return;
+    void catalog.list(begun.runtime, deps.tunnel).then((data) => answerJson(req, res, begun.requestId, { object: 'list', data }));
+  };
+
+  const model: NodeHandler = (req, res) => {
+    const begun = begin(req, res, '/models/{id}', 'GET', 'openai');
+    if (begun === null) return;
+    const url = req.url ?? '';
+    const rest = url.slice(url.indexOf('/models/') + '/models/'.length).split('?')[0]!;
+    let id: string;
+    try {
+      id = decodeURIComponent(rest);
+    } catch {
+      return sendError(res, begun.requestId, { status: 400, type: 'invalid_request_error', code: 'invalid_request', message: 'the model id in the path is not valid percent-encoding' });
+    }
+    begun.obs.model = id;
+    void catalog.list(begun.runtime, deps.tunnel).then((data) => {
+      const found = data.find((m) => m.id === id);
+      if (found !== undefined) return answerJson(req, res, begun.requestId, found);
+      sendError(res, begun.requestId, { status: 404, type: 'invalid_request_error', code: 'model_not_found', param: 'model', message: `no model ${JSON.stringify(id.slice(0, 200))} among the providers' models and the aliases (GET /v1/models lists them)` });
     });
   };
 
+  const other: NodeHandler = (req, res) => {
+    const requestId = pickRequestId(req.headers['x-request-id']);
+    if (applyCors(req, res, runtimeOf(deps.getConfig()).corsOrigins)) return;
+    const path = (req.url ?? '/').split('?')[0]!;
+    sendError(res, requestId, notFound(req.method ?? '', path), true, path === '/v1/messages' || path.startsWith('/v1/messages/') ? 'anthropic' : 'openai');
+  };
+
   return {
-    chatCompletions,
+    endpoints: new Map(ENDPOINTS.map((e) => [e.path, forward(e)])),
     models,
+    model,
+    other,
     close() {
       pool.close();
     },
@@ -133,31 +204,20 @@ function discardRest(req: IncomingMessage, limit: number): void {
   req.resume();
 }
 
-function unknownPrefix(prefix: string, runtime: Runtime): ProxyError {
-  const known = [...runtime.providers.keys()];
-  const list = known.length === 0 ? 'no providers are configured' : `known prefixes: ${known.join(', ')}`;
-  return { status: 404, type: 'invalid_request_error', code: 'model_not_found', param: 'model', message: `no provider ${JSON.stringify(prefix.length > 64 ? `${prefix.slice(0, 64)}…` : prefix)} (${list})` };
-}
-
-/** Any path of the group other than the two routes. */
+/** Any path of the group other than its routes. */
 export function notFound(method: string, path: string): ProxyError {
   return {
     status: 404,
     type: 'invalid_request_error',
     code: 'not_found',
-    message: `no route ${method} ${path.slice(0, 200)}; the proxy serves POST /v1/chat/completions and GET /v1/models`,
+    message: `no route ${method} ${path.slice(0, 200)}; the proxy serves POST /v1/${ENDPOINTS.map((e) => e.path.slice(1)).join(', /v1/')}, GET /v1/models and GET /v1/models/{id}`,
   };
 }
 
-function methodNotAllowed(res: ServerResponse, requestId: string, allow: string): void {
-  res.setHeader('allow', allow);
-  sendError(res, requestId, { status: 405, type: 'invalid_request_error', code: 'method_not_allowed', message: `use ${allow} for this path` }, true);
-}
-
 /**
- * The node:http fast path: the daemon's listener hands over every request whose
- * path starts with `/v1/`. No framework sits between the socket and the upstream,
- * which keeps the added latency of a hop well under a millisecond.
+ * The node:http fast path: the standalone proxy's listener hands over every request
+ * whose path starts with `/v1/`. No framework sits between the socket and the
+ * upstream, which keeps the added latency of a hop well under a millisecond.
  */
 export function createProxyHandler(deps: ProxyDeps): NodeHandler & { close(): void } {
   const routes = createProxyRoutes(deps);
@@ -165,9 +225,11 @@ export function createProxyHandler(deps: ProxyDeps): NodeHandler & { close(): vo
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
-    if (path === '/v1/chat/completions') return routes.chatCompletions(req, res);
+    const endpoint = path.startsWith('/v1/') ? routes.endpoints.get(path.slice(3)) : undefined;
+    if (endpoint !== undefined) return endpoint(req, res);
     if (path === '/v1/models') return routes.models(req, res);
-    sendError(res, pickRequestId(req.headers['x-request-id']), notFound(req.method ?? '', path), true);
+    if (path.startsWith('/v1/models/') && path.length > '/v1/models/'.length) return routes.model(req, res);
+    routes.other(req, res);
   };
   return Object.assign(handler, { close: routes.close });
 }

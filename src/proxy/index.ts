@@ -1,5 +1,6 @@
 /** The OpenAI-compatible chat-completion proxy (SPEC §9). */
-export type { ProxyDeps } from './deps.js';
+export type { ProxyDeps, TunnelLookup, TunnelView } from './deps.js';
+export { createProxyMetrics, type ProxyMetrics } from './metrics.js';
 export { createProxyHandler, type NodeHandler } from './handler.js';
 export { createProxyApp } from './app.js';
 export { startProxyServer, type ProxyServer } from './serve.js';

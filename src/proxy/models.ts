@@ -1,5 +1,7 @@
 import type { Result } from '../result.js';
+import type { TunnelLookup } from './deps.js';
 import { describeKeyProblem, type Provider, type Runtime } from './providers.js';
+import { locate } from './routing.js';
 import type { UpstreamPool } from './upstream.js';
 
 /** One entry of `GET /v1/models`, in OpenAI's shape. */
@@ -8,7 +10,12 @@ export interface ModelEntry {
   object: 'model';
   created: number;
   owned_by: string;
+  /** Aliases only: what the name stands for, in the order tried. */
+  targets?: string[];
 }
+
+// Anthropic's API wants its version named on every call; this one is the stable one its SDKs send.
+const ANTHROPIC_VERSION = '2023-06-01';
 
 // Listing is a convenience call: a provider that hangs must not hold the list for
 // its full chat timeout (the provider's timeout applies when shorter), and the answers are reused for a few seconds.
@@ -24,7 +31,7 @@ export function createModelCatalog(pool: UpstreamPool, log?: (entry: Record<stri
   const cache = new Map<string, Promise<Listing>>();
 
   function listingOf(p: Provider): Promise<Listing> {
-    const key = `${p.prefix}\n${p.origin.protocol}//${p.origin.host}${p.basePath}\n${p.authorization ?? ""}`;
+    const key = `${p.prefix}\n${p.origin.protocol}//${p.origin.host}${p.basePath}\n${p.credential?.value ?? ''}`;
     const hit = cache.get(key);
     if (hit !== undefined) return hit;
     const listing = fetchModels(pool, p).then((result) => {
@@ -39,10 +46,24 @@ export function createModelCatalog(pool: UpstreamPool, log?: (entry: Record<stri
   }
 
   return {
-    async list(runtime: Runtime): Promise<ModelEntry[]> {
-      const providers = [...runtime.providers.values()];
+    /** Every reachable provider's models, then the aliases (listed whether or not their targets answer). */
+    async list(runtime: Runtime, tunnel: TunnelLookup | undefined): Promise<ModelEntry[]> {
+      const providers: Provider[] = [];
+      for (const entry of runtime.providers.values()) {
+        // Asked in the provider's own format, so that an Anthropic one gets its x-api-key.
+        const located = locate(entry, entry.formats[0] ?? 'openai', tunnel);
+        if (located.ok) providers.push(located.value);
+        else log?.({ event: 'proxy_models_failed', provider: entry.prefix, error: located.error.message });
+      }
       const listings = await Promise.all(providers.map(listingOf));
-      return listings.flatMap((l) => (l.ok ? l.value : []));
+      const aliases = [...runtime.aliases].map(([id, targets]): ModelEntry => ({
+        id,
+        object: 'model',
+        created: 0,
+        owned_by: 'alias',
+        targets: targets.map((t) => `${t.prefix}:${t.model}`),
+      }));
+      return [...listings.flatMap((l) => (l.ok ? l.value : [])), ...aliases];
     },
   };
 }
@@ -64,7 +85,7 @@ function fetchModels(pool: UpstreamPool, p: Provider): Promise<Listing> {
     };
     const exchange = pool.request(
       p.origin,
-      { method: 'GET', path: `${p.basePath}/models`, headers: p.authorization === null ? { accept: 'application/json' } : { accept: 'application/json', authorization: p.authorization }, body: null },
+      { method: 'GET', path: `${p.basePath}/models`, headers: listHeaders(p), body: null },
       {
         head: (s) => void (status = s),
         data: (c) => {
@@ -108,4 +129,11 @@ export function parseList(prefix: string, text: string): Listing {
     });
   }
   return { ok: true, value: out };
+}
+
+function listHeaders(p: Provider): Record<string, string> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (p.credential !== null) headers[p.credential.name] = p.credential.value;
+  if (p.credential?.name === 'x-api-key' || (p.formats.length === 1 && p.formats[0] === 'anthropic')) headers['anthropic-version'] = ANTHROPIC_VERSION;
+  return headers;
 }

@@ -1,4 +1,4 @@
-import { expandEnv, type ProxyConfig } from '../config/proxy-schema.js';
+import { expandEnv, type ProviderFormat, type ProxyConfig } from '../config/proxy-schema.js';
 import type { Result } from '../result.js';
 import { digestKey, type KeyDigest } from './auth.js';
 import type { Origin } from './upstream.js';
@@ -9,9 +9,17 @@ export type KeyProblem =
   /** The expanded key holds a line break or another character an HTTP header cannot carry. */
   | { reason: 'not_header_safe' };
 
+/** A request header that carries the provider's key. */
+export interface Credential {
+  name: 'authorization' | 'x-api-key';
+  value: string;
+}
+
 /** One provider, ready to send requests to. */
 export interface Provider {
   prefix: string;
+  /** The request formats it takes (`openai` unless the config says otherwise). */
+  formats: readonly ProviderFormat[];
   /** For messages and the tunnel lookup: the host and port the base URL names. */
   hostname: string;
   port: number;
@@ -20,15 +28,33 @@ export interface Provider {
   basePath: string;
   /** The upstream key (null: none), or why it cannot be used. */
   key: Result<string | null, KeyProblem>;
-  /** `Bearer <key>` for the authorization header, or null without a key. */
-  authorization: string | null;
+  /** `authorization: Bearer <key>` (OpenAI's way; Anthropic's is `x-api-key`, see `withCredentialFor`), or null without a key. */
+  credential: Credential | null;
   timeoutMs: number;
   timeoutSeconds: number;
 }
 
+/** Where a provider is: a fixed URL, or the local end of a tunnel, looked up on every request so that it follows edits. */
+export type ProviderEntry =
+  | { kind: 'url'; prefix: string; formats: readonly ProviderFormat[]; provider: Provider }
+  | { kind: 'tunnel'; prefix: string; formats: readonly ProviderFormat[]; tunnel: string; path: string; at(host: string, port: number): Provider };
+
+/** One target of a model name: a provider and the bare model it gets. */
+export interface Target {
+  prefix: string;
+  model: string;
+}
+
 /** The config as the proxy uses it: keys expanded and hashed, URLs split. */
 export interface Runtime {
-  providers: Map<string, Provider>;
+  providers: Map<string, ProviderEntry>;
+  /** Alias → targets, tried in order. */
+  aliases: Map<string, Target[]>;
+  defaultProvider: string | null;
+  /** Null: no CORS at all. */
+  corsOrigins: readonly string[] | null;
+  /** `proxy.forward_headers`. */
+  forwardHeaders: readonly string[];
   /** Null when `api_keys` is absent (the group is open); the digests of the keys that expanded otherwise. */
   clientKeys: KeyDigest[] | null;
   /** Variables named in `api_keys` that are unset: those entries match nothing. */
@@ -36,6 +62,7 @@ export interface Runtime {
 }
 
 const EMPTY: ProxyConfig = { default_timeout: 600, providers: {} };
+const DEFAULT_FORMATS: readonly ProviderFormat[] = ['openai'];
 
 // Visible ASCII, space and tab: what a header value written as latin1 can carry safely.
 const HEADER_SAFE = /^[\t\x20-\x7e]+$/;
@@ -63,7 +90,8 @@ export function runtimeCache(env: NodeJS.ProcessEnv, log?: (entry: Record<string
       for (const variable of runtime.unsetClientKeyVariables) {
         log?.({ event: 'proxy_unset_variable', where: 'proxy.api_keys', variable });
       }
-      for (const p of runtime.providers.values()) {
+      for (const entry of runtime.providers.values()) {
+        const p = entry.kind === 'url' ? entry.provider : entry.at('127.0.0.1', 0);
         if (p.key.ok) continue;
         const where = `proxy.providers.${p.prefix}.api_key`;
         if (p.key.error.reason === 'unset_variable') log?.({ event: 'proxy_unset_variable', where, variable: p.key.error.variable });
@@ -75,13 +103,8 @@ export function runtimeCache(env: NodeJS.ProcessEnv, log?: (entry: Record<string
 }
 
 export function compile(config: ProxyConfig, env: NodeJS.ProcessEnv): Runtime {
-  const providers = new Map<string, Provider>();
+  const providers = new Map<string, ProviderEntry>();
   for (const [prefix, p] of Object.entries(config.providers)) {
-    const url = new URL(p.base_url);
-    const protocol = url.protocol === 'https:' ? 'https:' : 'http:';
-    const port = url.port === '' ? (protocol === 'https:' ? 443 : 80) : Number(url.port);
-    // WHATWG URLs keep IPv6 brackets; sockets want the bare address.
-    const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
     const seconds = p.timeout ?? config.default_timeout;
     let key: Result<string | null, KeyProblem> = { ok: true, value: null };
     if (p.api_key !== undefined) {
@@ -90,17 +113,33 @@ export function compile(config: ProxyConfig, env: NodeJS.ProcessEnv): Runtime {
       else if (!HEADER_SAFE.test(expanded.value)) key = { ok: false, error: { reason: 'not_header_safe' } };
       else key = { ok: true, value: expanded.value };
     }
-    providers.set(prefix, {
+    const formats = p.format === undefined ? DEFAULT_FORMATS : typeof p.format === 'string' ? [p.format] : [...new Set(p.format)];
+    const common = {
       prefix,
-      hostname,
-      port,
-      origin: { protocol, hostname, port, host: url.host },
-      basePath: url.pathname.replace(/\/+$/, ''),
+      formats,
       key,
-      authorization: key.ok && key.value !== null ? `Bearer ${key.value}` : null,
+      credential: key.ok && key.value !== null ? ({ name: 'authorization', value: `Bearer ${key.value}` } as const) : null,
       timeoutMs: Math.round(seconds * 1000),
       timeoutSeconds: seconds,
-    });
+    };
+    if (p.tunnel !== undefined) {
+      const basePath = (p.path ?? '/v1').replace(/\/+$/, '');
+      providers.set(prefix, {
+        kind: 'tunnel',
+        prefix,
+        formats,
+        tunnel: p.tunnel,
+        path: basePath,
+        at: (host, port) => ({ ...common, ...place('http:', host, port), basePath }),
+      });
+    } else {
+      const url = new URL(p.base_url ?? '');
+      const protocol = url.protocol === 'https:' ? 'https:' : 'http:';
+      const port = url.port === '' ? (protocol === 'https:' ? 443 : 80) : Number(url.port);
+      // WHATWG URLs keep IPv6 brackets; sockets want the bare address.
+      const provider: Provider = { ...common, ...place(protocol, url.hostname.replace(/^\[(.*)\]$/, '$1'), port, url.host), basePath: url.pathname.replace(/\/+$/, '') };
+      providers.set(prefix, { kind: 'url', prefix, formats, provider });
+    }
   }
   let clientKeys: KeyDigest[] | null = null;
   const unsetClientKeyVariables: string[] = [];
@@ -112,5 +151,31 @@ export function compile(config: ProxyConfig, env: NodeJS.ProcessEnv): Runtime {
       else unsetClientKeyVariables.push(key.error.variable);
     }
   }
-  return { providers, clientKeys, unsetClientKeyVariables };
+  const aliases = new Map<string, Target[]>();
+  for (const [name, targets] of Object.entries(config.aliases ?? {})) {
+    const list = typeof targets === 'string' ? [targets] : targets;
+    aliases.set(
+      name,
+      list.map((t) => ({ prefix: t.slice(0, t.indexOf(':')), model: t.slice(t.indexOf(':') + 1) })),
+    );
+  }
+  return {
+    providers,
+    aliases,
+    defaultProvider: config.default_provider ?? null,
+    corsOrigins: config.cors_origins ?? null,
+    forwardHeaders: config.forward_headers ?? [],
+    clientKeys,
+    unsetClientKeyVariables,
+  };
+}
+
+function place(protocol: 'http:' | 'https:', hostname: string, port: number, host = hostname.includes(':') ? `[${hostname}]:${port}` : `${hostname}:${port}`): Pick<Provider, 'hostname' | 'port' | 'origin'> {
+  return { hostname, port, origin: { protocol, hostname, port, host } };
+}
+
+/** The provider as a request of `format` reaches it: Anthropic's API takes its key as `x-api-key`. */
+export function withCredentialFor(p: Provider, format: ProviderFormat): Provider {
+  if (format !== 'anthropic' || p.credential === null || !p.key.ok || p.key.value === null) return p;
+  return { ...p, credential: { name: 'x-api-key', value: p.key.value } };
 }

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { NEVER_FORWARDED } from '../config/forward-headers.js';
+import type { Credential } from './providers.js';
 
 /**
  * Which client request headers reach the provider. Only named ones: routing and
@@ -21,7 +22,7 @@ export const FORWARDED_BY_DEFAULT = [
 export function upstreamRequestHeaders(
   req: IncomingMessage,
   requestId: string,
-  authorization: string | null,
+  credential: Credential | null,
   extra: readonly string[],
 ): Record<string, string> {
   const headers: Record<string, string> = {
@@ -37,7 +38,7 @@ export function upstreamRequestHeaders(
     const lower = name.toLowerCase();
     if (!NEVER_FORWARDED.has(lower)) copy(req, headers, lower);
   }
-  if (authorization !== null) headers.authorization = authorization;
+  if (credential !== null) headers[credential.name] = credential.value;
   return headers;
 }
 

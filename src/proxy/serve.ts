@@ -1,7 +1,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { bearerMatches } from './auth.js';
 import type { ProxyDeps } from './deps.js';
+import { sendError } from './errors.js';
 import { createProxyHandler } from './handler.js';
+import { createProxyMetrics } from './metrics.js';
+import { runtimeCache } from './providers.js';
+import { pickRequestId } from './request-id.js';
 
 /** A running `tunnel-manager proxy` listener. */
 export interface ProxyServer {
@@ -11,12 +16,32 @@ export interface ProxyServer {
   close(): Promise<void>;
 }
 
-/** Serves the `/v1` group alone on host:port, with the node:http fast path. */
+/**
+ * Serves the `/v1` group alone on host:port, with the node:http fast path, and the
+ * proxy's series on `GET /metrics` (behind `proxy.api_keys` like `/v1`, since this
+ * listener is the clients').
+ */
 export function startProxyServer(options: { host: string; port: number; deps: ProxyDeps }): Promise<ProxyServer> {
-  const handler = createProxyHandler(options.deps);
+  const deps = { ...options.deps, metrics: options.deps.metrics ?? createProxyMetrics() };
+  const handler = createProxyHandler(deps);
+  const runtimeOf = runtimeCache(deps.env ?? process.env);
+  const metrics: http.RequestListener = (req, res) => {
+    const requestId = pickRequestId(req.headers['x-request-id']);
+    const keys = runtimeOf(deps.getConfig()).clientKeys;
+    if (keys !== null && !bearerMatches(req.headers.authorization, keys)) {
+      return sendError(res, requestId, { status: 401, type: 'authentication_error', code: 'invalid_api_key', message: 'GET /metrics needs "Authorization: Bearer <one of proxy.api_keys>"' }, true);
+    }
+    void deps.metrics.registry.metrics().then((text) => {
+      res.writeHead(200, { 'content-type': deps.metrics.registry.contentType, 'x-request-id': requestId });
+      res.end(req.method === 'HEAD' ? undefined : text);
+    });
+  };
   // Streams may stay open for as long as the upstream keeps talking; the per-provider
   // timeouts bound them, not Node's request timer.
-  const server = http.createServer({ requestTimeout: 0, noDelay: true, keepAliveTimeout: 65_000 }, handler);
+  const server = http.createServer({ requestTimeout: 0, noDelay: true, keepAliveTimeout: 65_000 }, (req, res) => {
+    if ((req.method === 'GET' || req.method === 'HEAD') && (req.url === '/metrics' || req.url?.startsWith('/metrics?'))) return metrics(req, res);
+    handler(req, res);
+  });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {

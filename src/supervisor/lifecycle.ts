@@ -9,7 +9,7 @@
 import type { LastExit, TunnelState } from '../tunnel/status.js';
 import { unreachable } from '../unreachable.js';
 import { earliestLogin, FRESH_COUNTERS, onEstablished, planRetry, type BackoffPolicy, type RetryCounters } from './backoff.js';
-import { startTimeoutFailure, type Failure, type FailureReason } from './classify.js';
+import { startTimeoutFailure, type Failure } from './classify.js';
 import type { ProbeTarget } from './probe.js';
 
 /*
@@ -30,15 +30,15 @@ import type { ProbeTarget } from './probe.js';
  *            start                 forward established
  *   stopped ───────► awaiting_login ──────────────────► running
  *                      │    ▲   ▲                          │
- *        exit, no login│    │   └──────── exit: one fresh login, no backoff loop
- *                      ▼    │ start
+ *    retryable exit    │    │   └──────── exit: one fresh login, no backoff loop
+ *    before a login    ▼    │ start
  *                   login_needed (no ssh until a person asks)
  *
  *   A person who attaches a terminal (login) starts a login out of stopped, failed or
  *   login_needed, and replaces an awaiting_login ssh whose prompt is stale.
  *
- *   awaiting_login and login_needed are AUTH_REQUIRED; an exit a person cannot fix
- *   (host key, unknown host, bad arguments, no ssh binary) is FAILED as for any tunnel.
+ *   awaiting_login and login_needed are AUTH_REQUIRED. What a retry will not fix — a
+ *   refused login, host key, unknown host, bad arguments — is FAILED as for any tunnel.
  */
 
 /** How ssh is spawned: `batch` without a terminal (BatchMode), `pty` in a pseudo-terminal for a person. */
@@ -400,9 +400,6 @@ function onStartTimeout(t: Tunnel, attempt: number, rules: Rules): Step {
   };
 }
 
-// What a person at the keyboard cannot fix by logging in again: FAILED as for any tunnel.
-const PERSON_CANNOT_FIX: ReadonlySet<FailureReason> = new Set(['host_key', 'unknown_host', 'bad_arguments', 'spawn_failed']);
-
 function onExited(t: Tunnel, ev: Extract<Event, { type: 'exited' }>, rules: Rules, world: World): Step {
   const p = t.phase;
   switch (p.id) {
@@ -416,14 +413,16 @@ function onExited(t: Tunnel, ev: Extract<Event, { type: 'exited' }>, rules: Rule
         { type: 'cancel', token: p.attempt },
         { type: 'note', text: `ssh exited (${describeExit(ev.exit)}): ${failure.message}` },
       ];
+      // SPEC §5: what a retry will not fix is FAILED, a refused login included (a
+      // person who mistyped starts it again, as any FAILED tunnel is started again).
+      if (!failure.retry) return { tunnel: { ...ended, phase: { id: 'failed', failure } }, effects };
       if (rules.interactive) {
-        if (PERSON_CANNOT_FIX.has(failure.reason)) return { tunnel: { ...ended, phase: { id: 'failed', failure } }, effects };
-        // A lost connection gets one fresh login for a person to complete; a login that
-        // ended without a forward waits for a person to ask again. Never a backoff loop.
+        // SPEC §13: a lost connection gets one fresh login for a person to complete; an
+        // ssh that ended before a login (server unreachable, connection closed) waits
+        // for a person to ask again. Never a backoff loop of logins.
         if (p.id === 'running') return withEffects(launch(ended, rules, true), effects);
         return { tunnel: { ...ended, phase: { id: 'login_needed' } }, effects };
       }
-      if (!failure.retry) return { tunnel: { ...ended, phase: { id: 'failed', failure } }, effects };
       return withEffects(backoff(ended, p.id === 'running' ? world.now - p.since : null, failure, ev.probe, rules, world), effects);
     }
     case 'stopping': {

@@ -275,6 +275,11 @@ export class Runner {
     if (mode === 'batch') {
       const slot = await spacer.acquire(this.plan.spacingKey, signal);
       if (slot === null) return;
+      // A stop can land between the slot's grant and this line: spawn nothing then.
+      if (signal.aborted) {
+        slot();
+        return;
+      }
       release = slot;
       // The host's slot is freed at login, or when the attempt ends without one.
       signal.addEventListener('abort', release, { once: true });

@@ -32,7 +32,7 @@ async function health(port: number, deadline: number, exited: () => string | nul
       return { status: res.status, body: await res.json() };
     } catch (e) {
       const gone = exited();
-      if (gone !== null) throw new Error(`the daemon exited before serving /health: ${gone}`);
+      if (gone !== null) throw new Error(`the daemon exited before serving /health: ${gone}`, { cause: e });
       if (Date.now() > deadline) throw e;
       await new Promise((r) => setTimeout(r, 100));
     }

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDaemonApp } from '../../src/api/app.js';
 import { createMetrics } from '../../src/api/metrics.js';
-import { ListenError, startListeners, type Listeners } from '../../src/api/server.js';
+import { ListenError, startListeners } from '../../src/api/server.js';
 import { FakeEngine, SAMPLE } from '../unit/api-fake-engine.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];

@@ -133,7 +133,7 @@ describe('tunnel-cli auth against a 2FA bastion', () => {
     }
   });
 
-  it('a wrong code three times is a clear failure; the tunnel waits for another login', async () => {
+  it('a wrong code three times is a clear failure: FAILED, and no login is tried again behind the person\'s back', async () => {
     await run(process.execPath, [CLI, '--socket', d.socketPath, 'stop-tunnel', hash]);
     const before = server.logins();
     const cli = auth();
@@ -149,7 +149,7 @@ describe('tunnel-cli auth against a 2FA bastion', () => {
       cli.kill();
     }
     expect(cli.output()).toMatch(/login failed: .*Permission denied/);
-    const s = await waitStatus('AUTH_REQUIRED');
+    const s = await waitStatus('FAILED');
     expect(s.last_error).toMatch(/Permission denied/);
     expect(s.pid).toBeNull();
     // No new login tried behind the person's back.

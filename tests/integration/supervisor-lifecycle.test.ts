@@ -1,7 +1,7 @@
 // Desired states across reloads and restarts, apply's diff, interactive tunnels, and
 // a predecessor killed with SIGKILL whose ssh child the next supervisor ends.
 import { execFile, spawn } from 'node:child_process';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -89,6 +89,54 @@ describe('desired state', () => {
     // Only an explicit start starts an interactive tunnel.
     await next.start(i.hash);
     await waitState(next, i.hash, 'RUNNING');
+  });
+
+  it('a tunnel removed from the config takes its desired state along: added back, it starts as configured', async () => {
+    const stateDir = tempDir();
+    const a = await tunnel('a');
+    const b = await tunnel('b');
+    const sup = await supervisor(stateDir);
+    await sup.apply([a, b]);
+    await waitState(sup, a.hash, 'RUNNING');
+    await sup.stop(a.hash);
+    expect(JSON.parse(readFileSync(join(stateDir, 'desired.json'), 'utf8')).tunnels[a.hash]).toBe('stopped');
+    await sup.apply([b]);
+    expect(JSON.parse(readFileSync(join(stateDir, 'desired.json'), 'utf8')).tunnels[a.hash]).toBeUndefined();
+    await sup.apply([a, b]);
+    await waitState(sup, a.hash, 'RUNNING');
+  });
+});
+
+describe('restart', () => {
+  it('replaces the ssh child without passing through STOPPED; the new one carries data', async () => {
+    const sup = await supervisor(tempDir());
+    const a = await tunnel('a');
+    await sup.apply([a]);
+    const before = await waitState(sup, a.hash, 'RUNNING');
+    const seen: string[] = [];
+    sup.subscribe((e) => {
+      if (e.record.hash === a.hash) seen.push(e.record.status);
+    });
+    await sup.restart(a.hash);
+    expect(alive(before.pid as number)).toBe(false);
+    const after = await waitState(sup, a.hash, 'RUNNING');
+    expect(after.pid).not.toBe(before.pid);
+    expect(after.restarts).toBe(1);
+    expect(seen).not.toContain('STOPPED');
+    expect(seen).toContain('STARTING');
+    expect(await roundTrip(a.local_port.port)).toBe(true);
+  });
+
+  it('starts a tunnel stopped by hand, and remembers that it should run', async () => {
+    const stateDir = tempDir();
+    const a = await tunnel('a');
+    const sup = await supervisor(stateDir);
+    await sup.apply([a]);
+    await waitState(sup, a.hash, 'RUNNING');
+    await sup.stop(a.hash);
+    await sup.restart(a.hash);
+    await waitState(sup, a.hash, 'RUNNING');
+    expect(JSON.parse(readFileSync(join(stateDir, 'desired.json'), 'utf8')).tunnels[a.hash]).toBe('started');
   });
 });
 

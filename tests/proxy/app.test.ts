@@ -50,12 +50,12 @@ describe('createProxyApp under app.route("/v1", …)', () => {
   });
 
   it('owns every /v1 path: one it does not serve is an OpenAI-shaped 404, not the host app\'s', async () => {
-    const r = await call(url, { path: '/v1/embeddings', body: '{}', headers: { 'x-request-id': 'emb-1' } });
+    const r = await call(url, { path: '/v1/audio/speech', body: '{}', headers: { 'x-request-id': 'emb-1' } });
     expect(r.status).toBe(404);
     expect(r.headers['x-request-id']).toBe('emb-1');
-    expect(r.json).toEqual({ error: { message: expect.stringContaining('/v1/embeddings'), type: 'invalid_request_error', param: null, code: 'not_found' } });
+    expect(r.json).toEqual({ error: { message: expect.stringContaining('/v1/audio/speech'), type: 'invalid_request_error', param: null, code: 'not_found' } });
     const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'x', maxRetries: 0 });
-    const failure = await client.embeddings.create({ model: 'mock:e', input: 'hi' }).catch((e: unknown) => e);
+    const failure = await client.audio.speech.create({ model: 'mock:e', input: 'hi', voice: 'alloy' }).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(OpenAI.NotFoundError);
     expect((await call(url, { path: '/elsewhere', method: 'GET' })).status).toBe(404);
   });

@@ -103,7 +103,7 @@ export async function startMockUpstream(options: MockOptions = {}): Promise<Mock
     req.on('end', () => {
       const bytes = Buffer.concat(chunks);
       const body = bytes.toString('utf8');
-      let json: Record<string, unknown> | null = null;
+      let json: Record<string, unknown> | null;
       try {
         json = JSON.parse(body) as Record<string, unknown>;
       } catch {

@@ -20,7 +20,6 @@ import {
   sshd,
   startDaemon,
   statusOf,
-  until,
   type Daemon,
   type Sshd,
   type TunnelFields,

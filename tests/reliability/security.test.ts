@@ -20,7 +20,6 @@ import {
   sshChildren,
   sshd,
   startDaemon,
-  statusOf,
   until,
   type Daemon,
   type Sshd,

@@ -166,11 +166,36 @@ describe('POST /reload', () => {
 describe('GET /health', () => {
   it('is 200 and says only whether the config is usable', async () => {
     const { app, engine } = setup();
-    expect(await json(await app.request('/health'))).toEqual({ ok: true, config: { valid: true, error: null, missing: false } });
-    engine.health = { ...engine.health, valid: false, error: 'line 1, column 1: bad', missing: false };
+    expect(await json(await app.request('/health'))).toEqual({ ok: true, config: { valid: true, error: null, missing: false, applied: 'all', rejected: [] } });
+    engine.health = { ...engine.health, valid: false, applied: 'none', error: 'line 1, column 1: bad', missing: false };
     const r = await app.request('/health');
     expect(r.status).toBe(200);
-    expect(await r.json()).toEqual({ ok: true, config: { valid: false, error: 'line 1, column 1: bad', missing: false } });
+    expect(await r.json()).toEqual({ ok: true, config: { valid: false, error: 'line 1, column 1: bad', missing: false, applied: 'none', rejected: [] } });
+  });
+
+  it('lists the entries left out by position and problem, without their names', async () => {
+    const { app, engine } = setup();
+    const problem = { line: 4, column: 18, field: 'tunnels[1].remote_port', expected: 'a port', found: '"x"' };
+    engine.health = {
+      ...engine.health,
+      valid: false,
+      applied: 'partial',
+      error: 'line 4, column 18: tunnels[1].remote_port: expected a port, found "x"',
+      problems: [problem],
+      rejected: [{ index: 1, line: 3, column: 5, name: 'secret-db', problems: [problem] }],
+    };
+    const body = await json(await app.request('/health'));
+    expect(body).toEqual({
+      ok: true,
+      config: {
+        valid: false,
+        error: 'line 4, column 18: tunnels[1].remote_port: expected a port, found "x"',
+        missing: false,
+        applied: 'partial',
+        rejected: [{ index: 1, line: 3, column: 5, problems: ['line 4, column 18: tunnels[1].remote_port: expected a port, found "x"'] }],
+      },
+    });
+    expect(JSON.stringify(body)).not.toContain('secret-db');
   });
 });
 

@@ -52,7 +52,7 @@ export class FakeEngine implements EngineApi {
   private timers = new Set<NodeJS.Timeout>();
   outcomes = new Map<string, Outcome>();
   delayMs = 30;
-  health: ConfigHealth = { path: '/etc/tunnels/config.yaml', valid: true, error: null, problems: [], missing: false, warnings: [], loaded_at: '2024-01-01T00:00:00.000Z' };
+  health: ConfigHealth = { path: '/etc/tunnels/config.yaml', valid: true, applied: 'all', error: null, problems: [], rejected: [], held: [], missing: false, warnings: [], loaded_at: '2024-01-01T00:00:00.000Z' };
   nextReload: Partial<ReloadRecord> | null = null;
   /** Makes every supervisor call throw, to exercise the 500 path. */
   broken = false;
@@ -179,6 +179,7 @@ export class FakeEngine implements EngineApi {
       removed: [],
       unchanged: this.specs.map((s) => s.hash),
       changed: [],
+      left_out: 0,
       ...this.nextReload,
     };
     for (const l of this.reloadListeners) l(r);

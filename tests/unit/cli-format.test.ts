@@ -87,14 +87,21 @@ describe('lines', () => {
     expect(formatRecordLine(rec({ status: 'FAILED', last_error: 'host key mismatch' }), plain)).toBe('db (1a2b3c4d): FAILED, host key mismatch\n');
   });
   it('a reload', () => {
-    expect(formatReload({ type: 'reload', at: '', ok: true, error: null, added: ['a', 'b'], removed: [], unchanged: ['c'], changed: [] })).toBe('reloaded: 2 added, 0 removed, 1 unchanged\n');
+    expect(formatReload({ type: 'reload', at: '', ok: true, error: null, added: ['a', 'b'], removed: [], unchanged: ['c'], changed: [], left_out: 0 })).toBe('reloaded: 2 added, 0 removed, 1 unchanged\n');
+    expect(
+      formatReload({ type: 'reload', at: '', ok: true, error: 'line 6, column 18: tunnels[1].local_port: expected a port', added: ['a'], removed: [], unchanged: [], changed: [], left_out: 1 }),
+    ).toBe('reloaded: 1 added, 0 removed, 0 unchanged; 1 left out (nothing running was stopped or changed):\n  line 6, column 18: tunnels[1].local_port: expected a port\n');
   });
   it('the config file problem, or nothing when it is fine', () => {
-    expect(formatConfigProblem({ valid: true, error: null, missing: false }, plain)).toBe('');
-    expect(formatConfigProblem({ valid: false, error: 'line 2, column 3: a\nline 4, column 1: b', missing: false }, plain)).toBe(
+    expect(formatConfigProblem({ valid: true, error: null, missing: false, applied: 'all', rejected: [] }, plain)).toBe('');
+    expect(formatConfigProblem({ valid: false, error: 'line 2, column 3: a\nline 4, column 1: b', missing: false, applied: 'none', rejected: [] }, plain)).toBe(
       'config file invalid, the last good config keeps running:\n  line 2, column 3: a\n  line 4, column 1: b\n',
     );
-    expect(formatConfigProblem({ valid: true, error: null, missing: true }, plain)).toContain('missing');
+    expect(formatConfigProblem({ valid: true, error: null, missing: true, applied: 'none', rejected: [] }, plain)).toContain('missing');
+    const rejected = [{ index: 1, line: 5, column: 5, problems: ['line 6, column 18: b'] }];
+    expect(formatConfigProblem({ valid: false, error: 'line 6, column 18: b', missing: false, applied: 'partial', rejected }, plain)).toBe(
+      'config file has problems: 1 entry left out, the valid ones run; nothing running was stopped or changed:\n  line 6, column 18: b\n',
+    );
   });
   it('directions', () => {
     expect(directionWords('remote_to_local')).toBe('remote to local');

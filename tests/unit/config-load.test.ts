@@ -73,18 +73,18 @@ describe('loadConfigFile', () => {
     expect(r.kind === 'invalid' && r.problems[0]!.found).toContain('ENOTDIR');
   });
 
-  test('invalid YAML gives problems with positions', async () => {
+  test('an invalid entry gives problems with positions', async () => {
     const r = await loadConfigFile(file('bad.yaml', 'tunnels:\n  - remote_host: "a b"\n'));
-    expect(r.kind).toBe('invalid');
-    expect(r.kind === 'invalid' && r.problems.map(formatProblem)).toContain(
+    expect(r.kind).toBe('partial');
+    expect(r.kind === 'partial' && r.problems.map(formatProblem)).toContain(
       'line 2, column 18: tunnels[0].remote_host: expected an ssh destination: a Host alias or host name, optionally as user@host (user@[IPv6] for an address), without white space, not starting with "-", found "a b", which holds white space',
     );
   });
 
   test('the direction mode is passed on to the listen-conflict check', async () => {
     const p = file('modes.yaml', TWO_LISTENING_HERE_IN_DEFAULT_MODE);
-    expect((await loadConfigFile(p)).kind).toBe('invalid');
-    expect((await loadConfigFile(p, { mode: 'default' })).kind).toBe('invalid');
+    expect((await loadConfigFile(p)).kind).toBe('partial');
+    expect((await loadConfigFile(p, { mode: 'default' })).kind).toBe('partial');
     expect((await loadConfigFile(p, { mode: 'ssh-standard' })).kind).toBe('ok');
   });
 });

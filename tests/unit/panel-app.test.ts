@@ -29,7 +29,6 @@ const ORIGIN = 'http://127.0.0.1:5000';
 const HOST = '127.0.0.1:5000';
 
 /** A panel answer whose JSON body each test reads field by field; its assertions are the check. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- bodies of many shapes, checked by the expects that read them
 type PanelResponse = Omit<Response, 'json'> & { json(): Promise<any> };
 
 /** A stand-in for the daemon's API: records calls, checks the bearer token. */

@@ -307,7 +307,7 @@ const INTERACTIVE_TABLE: Record<string, Record<string, string>> = {
     'established': '=',
     'start-timeout': '=',
     'exited(refused)': 'login_needed cancel note announce',
-    'exited(auth)': 'login_needed cancel note announce',
+    'exited(auth)': 'failed cancel note announce',
     'exited(host key)': 'failed cancel note announce',
     'retry-due': '=',
     'probe(down)': '=',
@@ -323,7 +323,7 @@ const INTERACTIVE_TABLE: Record<string, Record<string, string>> = {
     'established': 'running announce',
     'start-timeout': '=',
     'exited(refused)': 'login_needed cancel note announce',
-    'exited(auth)': 'login_needed cancel note announce',
+    'exited(auth)': 'failed cancel note announce',
     'exited(host key)': 'failed cancel note announce',
     'retry-due': '=',
     'probe(down)': '=',
@@ -339,7 +339,7 @@ const INTERACTIVE_TABLE: Record<string, Record<string, string>> = {
     'established': '=',
     'start-timeout': '=',
     'exited(refused)': 'awaiting_login(slot) cancel note spawn announce',
-    'exited(auth)': 'awaiting_login(slot) cancel note spawn announce',
+    'exited(auth)': 'failed cancel note announce',
     'exited(host key)': 'failed cancel note announce',
     'retry-due': '=',
     'probe(down)': '=',
@@ -594,18 +594,18 @@ describe('details of the transitions', () => {
       expect(effects.filter((e) => e.type === 'timer')).toEqual([]);
     });
 
-    it('a lost connection gets one fresh login, and its failure waits for a person: never a timer', () => {
+    it('a lost connection gets one fresh login, and an ssh that ends before a login waits for a person: never a timer', () => {
       const { t, effects } = run(
         tunnelIn(PHASES.running as Phase),
         [
           { type: 'exited', attempt: 5, exit, failure: fail('Connection to bastion closed by remote host.'), probe: null },
           { type: 'spawned', attempt: 6, pid: 101 },
-          { type: 'exited', attempt: 6, exit, failure: auth, probe: null },
+          { type: 'exited', attempt: 6, exit, failure: refused, probe: target },
         ],
         INTERACTIVE,
       );
       expect(t.phase).toEqual({ id: 'login_needed' });
-      expect(t.lastError).toBe(auth.message);
+      expect(t.lastError).toBe(refused.message);
       expect(effects.filter((e) => e.type === 'spawn')).toEqual([{ type: 'spawn', attempt: 6, mode: 'pty' }]);
       expect(effects.filter((e) => e.type === 'timer' || e.type === 'probe')).toEqual([]);
     });

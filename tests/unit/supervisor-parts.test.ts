@@ -180,6 +180,16 @@ describe('state files', () => {
     expect(DesiredStore.load(paths.desired).get('a')).toBeUndefined();
   });
 
+  it('forgets the desired states of tunnels no longer configured', () => {
+    const paths = statePaths(dir());
+    prepareStateDir(paths);
+    const store = DesiredStore.load(paths.desired);
+    store.set(['a', 'b'], 'stopped');
+    store.forget(['a', 'unknown']);
+    expect(JSON.parse(readFileSync(paths.desired, 'utf8'))).toEqual({ tunnels: { b: 'stopped' } });
+    expect(DesiredStore.load(paths.desired).get('a')).toBeUndefined();
+  });
+
   it('records child pids with their argv; a pid only counts while it runs that argv', () => {
     const paths = statePaths(dir());
     prepareStateDir(paths);

@@ -464,7 +464,7 @@ describe('restart', () => {
     const r = h.runner();
     const child = await startRunning(h, r);
     const before = h.records.length;
-    r.restart();
+    void r.restart();
     await h.clock.advance(200);
     expect(child.signals).toEqual(['SIGTERM']);
     expect(h.children).toHaveLength(2);
@@ -476,7 +476,7 @@ describe('restart', () => {
   it('out of STOPPED is a start', async () => {
     const h = harness();
     const r = h.runner();
-    r.restart();
+    void r.restart();
     await h.clock.advance(0);
     expect(h.children).toHaveLength(1);
     expect(r.status()).toMatchObject({ status: 'STARTING', restarts: 0 });
@@ -509,7 +509,7 @@ describe('interactive tunnels', () => {
     expect(r.status()).toMatchObject({ status: 'RUNNING', pid: last(ptys).pid });
   });
 
-  it('a lost connection asks for one fresh login, and a login that ends waits for a person: no retry loop', async () => {
+  it('a lost connection asks for one fresh login, and an ssh that ends before a login waits for a person: no retry loop', async () => {
     const { h, r, ptys } = ptyHarness();
     r.start({ restart: false });
     await h.clock.advance(0);
@@ -519,11 +519,12 @@ describe('interactive tunnels', () => {
     await h.clock.advance(0);
     expect(ptys).toHaveLength(2);
     expect(r.status()).toMatchObject({ status: 'AUTH_REQUIRED', pid: last(ptys).pid, restarts: 1 });
-    last(ptys).say('user@bastion: Permission denied (keyboard-interactive).');
+    last(ptys).say('ssh: connect to host 10.0.0.1 port 22: Connection refused');
     last(ptys).exit(255);
     await h.clock.advance(600_000);
     expect(ptys).toHaveLength(2);
-    expect(r.status()).toMatchObject({ status: 'AUTH_REQUIRED', pid: null, last_error: 'authentication failed: user@bastion: Permission denied (keyboard-interactive).' });
+    expect(h.probes).toHaveLength(0);
+    expect(r.status()).toMatchObject({ status: 'AUTH_REQUIRED', pid: null, last_error: 'connection refused: ssh: connect to host 10.0.0.1 port 22: Connection refused' });
     r.start({ restart: false });
     await h.clock.advance(0);
     expect(ptys).toHaveLength(3);
@@ -531,14 +532,19 @@ describe('interactive tunnels', () => {
     expect(r.status()).toMatchObject({ status: 'STOPPED', pid: null });
   });
 
-  it('a changed host key is FAILED, not a login for a person', async () => {
+  it('a refused login is FAILED, as SPEC §5 has it, and an explicit start asks again', async () => {
     const { h, r, ptys } = ptyHarness();
     r.start({ restart: false });
     await h.clock.advance(0);
-    last(ptys).say('Host key verification failed.');
+    last(ptys).say('user@bastion: Permission denied (keyboard-interactive).');
     last(ptys).exit(255);
+    await h.clock.advance(600_000);
+    expect(ptys).toHaveLength(1);
+    expect(r.status()).toMatchObject({ status: 'FAILED', last_error: 'authentication failed: user@bastion: Permission denied (keyboard-interactive).' });
+    r.start({ restart: false });
     await h.clock.advance(0);
-    expect(r.status()).toMatchObject({ status: 'FAILED', last_error: 'host key verification failed: Host key verification failed.' });
+    expect(ptys).toHaveLength(2);
+    expect(r.status().status).toBe('AUTH_REQUIRED');
   });
 });
 

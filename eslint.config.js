@@ -1,0 +1,111 @@
+// ESLint for src, tests and the node scripts: the recommended rules, a few type-aware
+// ones that catch real bugs (promises nobody awaits), and the one-way dependencies
+// between src/ folders that STYLE.md describes. No formatting rules.
+import js from '@eslint/js';
+import { defineConfig } from 'eslint/config';
+import tseslint from 'typescript-eslint';
+
+/** Globals of Node scripts (scripts/*.mjs and the extensionless bench/soak scripts). */
+const NODE_GLOBALS = Object.fromEntries(
+  [
+    'process', 'console', 'Buffer', 'URL', 'URLSearchParams', 'setTimeout', 'clearTimeout', 'setInterval',
+    'clearInterval', 'setImmediate', 'clearImmediate', 'queueMicrotask', 'structuredClone', 'fetch', 'Response',
+    'Request', 'Headers', 'AbortController', 'AbortSignal', 'TextEncoder', 'TextDecoder', 'performance', 'WebSocket',
+    'EventSource', 'globalThis',
+  ].map((name) => [name, 'readonly']),
+);
+
+/** Globals of the panel's browser modules (src/panel/static/*.js). */
+const BROWSER_GLOBALS = Object.fromEntries(
+  [
+    'window', 'document', 'console', 'fetch', 'URL', 'URLSearchParams', 'setTimeout', 'clearTimeout', 'setInterval',
+    'clearInterval', 'EventSource', 'AbortController', 'location', 'history', 'navigator', 'localStorage',
+    'sessionStorage', 'Node', 'HTMLElement', 'Event', 'CustomEvent', 'FormData', 'requestAnimationFrame', 'structuredClone',
+  ].map((name) => [name, 'readonly']),
+);
+
+const SRC_FOLDERS = ['tunnel', 'config', 'supervisor', 'check', 'api', 'daemon', 'panel', 'cli', 'proxy'];
+
+/**
+ * One `files` block per folder of src/: the folders (and main.ts) it may not import.
+ * Layers: config, tunnel → supervisor → api → daemon → main; check reads config and
+ * tunnel; cli uses the API's types (and its socket path); the panel reads config and
+ * tunnel and talks to the daemon over HTTP; the proxy knows only its config schema.
+ */
+function layer(folder, forbidden, extra = {}) {
+  const patterns = forbidden.map((f) => ({
+    group: f === 'main' ? ['../main.js'] : [`../${f}/*`],
+    message: `src/${folder} may not import src/${f}: dependencies run one way (see eslint.config.js and STYLE.md).`,
+  }));
+  return {
+    files: [`src/${folder}/**/*.ts`],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [...patterns, ...(extra.patterns ?? [])] }],
+    },
+  };
+}
+const others = (...allowed) => [...SRC_FOLDERS.filter((f) => !allowed.includes(f)), 'main'];
+
+export default defineConfig(
+  { ignores: ['dist/', 'node_modules/', 'test-artifacts/', 'scripts/.portkey/', 'coverage/'] },
+  js.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    extends: [tseslint.configs.recommended],
+    languageOptions: {
+      parserOptions: { project: './tsconfig.check.json', tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      // Type-aware, and each one a real bug when it fires.
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false, attributes: false } }],
+      '@typescript-eslint/await-thenable': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      // TypeScript itself reports undefined names.
+      'no-undef': 'off',
+    },
+  },
+  {
+    // Tests read JSON bodies of many shapes field by field; their expects are the check.
+    files: ['tests/**/*.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    rules: {
+      // Matching control characters is deliberate here (ANSI colours, NULs in configs, terminal output).
+      'no-control-regex': 'off',
+      // Best-effort cleanup (kill, unlink, close) ignores its failure on purpose.
+      'no-empty': ['error', { allowEmptyCatch: true }],
+      // Literal spaces in expected YAML and table output read as what they match.
+      'no-regex-spaces': 'off',
+    },
+  },
+  {
+    files: ['scripts/**/*.mjs', 'scripts/bench-*', 'scripts/soak', 'scripts/demo', 'docker/**/*.mjs', 'eslint.config.js'],
+    ignores: ['scripts/**/*.ts'],
+    languageOptions: { sourceType: 'module', globals: NODE_GLOBALS },
+    rules: { 'no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }] },
+  },
+  {
+    files: ['src/panel/static/**/*.js'],
+    languageOptions: { sourceType: 'module', globals: BROWSER_GLOBALS },
+  },
+  layer('tunnel', others('tunnel')),
+  layer('config', others('config', 'tunnel')),
+  layer('supervisor', others('supervisor', 'config', 'tunnel')),
+  layer('check', others('check', 'config', 'tunnel')),
+  layer('api', others('api', 'config', 'tunnel', 'supervisor')),
+  layer('daemon', ['panel', 'cli', 'check', 'main']),
+  layer('panel', others('panel', 'config', 'tunnel', 'api'), {
+    // The panel is a client of the daemon's HTTP API: its wire types, and the loopback rule.
+    patterns: [{ group: ['../api/*', '!../api/listen.js'], allowTypeImports: true, message: 'src/panel takes only types from src/api (and api/listen.js).' }],
+  }),
+  layer('cli', others('cli', 'api'), {
+    patterns: [{ group: ['../api/*', '!../api/paths.js'], allowTypeImports: true, message: 'tunnel-cli takes only types from src/api (and the socket path).' }],
+  }),
+  layer('proxy', others('proxy', 'config'), {
+    // Its own section of the config: proxy-schema.ts and the forward_headers field it uses.
+    patterns: [{ group: ['../config/*', '!../config/proxy-schema.js', '!../config/forward-headers.js'], message: 'src/proxy knows only its own config schema; inject the rest.' }],
+  }),
+);

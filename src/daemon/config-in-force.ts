@@ -1,0 +1,145 @@
+import { formatProblem, loadConfigFile } from '../config/load.js';
+import { EMPTY_CONFIG, type Config, type LoadResult } from '../config/types.js';
+import type { SupervisorApi } from '../supervisor/types.js';
+import type { DirectionMode } from '../tunnel/spec.js';
+import { createReloadQueue } from './reload-queue.js';
+import type { ConfigHealth, EngineApi } from '../api/engine-api.js';
+import type { ReloadRecord } from '../api/types.js';
+import { unreachable } from '../unreachable.js';
+
+export interface ConfigInForceOptions {
+  configPath: string;
+  mode: DirectionMode;
+  supervisor: SupervisorApi;
+  log: (entry: Record<string, unknown>) => void;
+  now?: () => Date;
+}
+
+export interface ConfigInForce extends EngineApi {
+  /** The config in force: the tunnels the supervisor was last given, and the proxy section. */
+  config(): Config;
+}
+
+/**
+ * The config in force and the reload path: read → validate → decide what may change →
+ * apply (SPEC §3, §5). A file without problems is applied whole: added tunnels start,
+ * removed ones stop, changed ones restart. A file with problems never stops or changes
+ * a running tunnel: its valid new entries start and everything else stays as it was
+ * (`held`). A file that is not usable at all, or missing, changes nothing. The
+ * problems are reported (per entry) until a file without problems replaces it.
+ */
+export function createConfigInForce(opts: ConfigInForceOptions): ConfigInForce {
+  const now = opts.now ?? (() => new Date());
+  let current: Config = EMPTY_CONFIG;
+  let health: ConfigHealth = {
+    path: opts.configPath,
+    valid: true,
+    applied: 'all',
+    error: null,
+    problems: [],
+    rejected: [],
+    held: [],
+    missing: false,
+    warnings: [],
+    loaded_at: null,
+  };
+  const listeners = new Set<(r: ReloadRecord) => void>();
+  const unchangedRecord = (at: string, error: string): ReloadRecord => ({
+    type: 'reload',
+    at,
+    ok: false,
+    error,
+    added: [],
+    removed: [],
+    unchanged: current.tunnels.map((t) => t.hash),
+    changed: [],
+    left_out: health.rejected.length,
+  });
+
+  async function reloadOnce(): Promise<ReloadRecord> {
+    const at = now().toISOString();
+    const load: LoadResult = await loadConfigFile(opts.configPath, { mode: opts.mode });
+    let record: ReloadRecord;
+    switch (load.kind) {
+      case 'missing':
+        health = { ...health, missing: true, valid: true, applied: 'none', error: null, problems: [], rejected: [], loaded_at: at };
+        record = unchangedRecord(at, `${opts.configPath} does not exist; the last good config keeps running`);
+        break;
+      case 'invalid': {
+        const error = load.problems.map(formatProblem).join('\n');
+        health = { ...health, missing: false, valid: false, applied: 'none', error, problems: load.problems, rejected: [], loaded_at: at };
+        record = unchangedRecord(at, error);
+        break;
+      }
+      case 'partial': {
+        // Running tunnels stay exactly as they are (their spec included); new valid entries join them.
+        const inForce = new Set(current.tunnels.map((t) => t.hash));
+        const tunnels = [...current.tunnels, ...load.config.tunnels.filter((t) => !inForce.has(t.hash))];
+        const report = await opts.supervisor.apply(tunnels);
+        const inFile = new Set(load.config.tunnels.map((t) => t.hash));
+        current = { tunnels, proxy: load.proxyValid ? load.config.proxy : current.proxy };
+        const error = load.problems.map(formatProblem).join('\n');
+        health = {
+          ...health,
+          missing: false,
+          valid: false,
+          applied: 'partial',
+          error,
+          problems: load.problems,
+          rejected: load.rejected,
+          held: tunnels.filter((t) => !inFile.has(t.hash)).map((t) => t.hash),
+          warnings: load.warnings.map(formatProblem),
+          loaded_at: at,
+        };
+        record = { type: 'reload', at, ok: true, error, ...report, changed: report.changed ?? [], left_out: load.rejected.length };
+        break;
+      }
+      case 'ok': {
+        const report = await opts.supervisor.apply(load.config.tunnels);
+        current = load.config;
+        health = {
+          ...health,
+          missing: false,
+          valid: true,
+          applied: 'all',
+          error: null,
+          problems: [],
+          rejected: [],
+          held: [],
+          warnings: load.warnings.map(formatProblem),
+          loaded_at: at,
+        };
+        record = { type: 'reload', at, ok: true, error: null, ...report, changed: report.changed ?? [], left_out: 0 };
+        break;
+      }
+      default:
+        return unreachable(load, 'config load result');
+    }
+    opts.log({
+      event: 'reload',
+      ok: record.ok,
+      added: record.added.length,
+      removed: record.removed.length,
+      unchanged: record.unchanged.length,
+      left_out: record.left_out,
+      held: health.held.length,
+      error: record.error,
+    });
+    for (const l of listeners) l(record);
+    return record;
+  }
+
+  const queue = createReloadQueue(reloadOnce);
+
+  return {
+    supervisor: opts.supervisor,
+    config: () => current,
+    tunnels: () => current.tunnels,
+    configHealth: () => health,
+    reload: () => queue.request(),
+    subscribeReloads(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+}

@@ -1,0 +1,58 @@
+import type { ProviderFormat } from '../config/proxy-schema.js';
+import type { Result } from '../result.js';
+import type { ErrorFamily, ProxyError } from './errors.js';
+import { describe, readJsonBody } from './json-body.js';
+
+/** One POST endpoint routed by its body's `model`; the table below is the whole list. */
+export interface Endpoint {
+  /** The path under `/v1`, the same on the provider (under its base path). */
+  path: string;
+  /** For log lines and metric labels. */
+  name: 'chat' | 'responses' | 'embeddings' | 'completions' | 'messages';
+  /** The request format: only providers that take it get the request. */
+  format: ProviderFormat;
+  /** Whose error shape the endpoint's clients read. */
+  family: ErrorFamily;
+  /** Fields besides `model` the proxy itself relies on (everything else is the provider's to judge). */
+  lists?: readonly string[];
+}
+
+export const ENDPOINTS: readonly Endpoint[] = [
+  { path: '/chat/completions', name: 'chat', format: 'openai', family: 'openai', lists: ['messages'] },
+  { path: '/responses', name: 'responses', format: 'openai', family: 'openai' },
+  { path: '/embeddings', name: 'embeddings', format: 'openai', family: 'openai' },
+  { path: '/completions', name: 'completions', format: 'openai', family: 'openai' },
+  { path: '/messages', name: 'messages', format: 'anthropic', family: 'anthropic', lists: ['messages'] },
+];
+
+/** A request body that passed the proxy's own checks, with `model` as the client sent it. */
+export interface ModelRequest {
+  /** The body as received (UTF-8 JSON of an object), for splicing the target's model into. */
+  bytes: Buffer;
+  model: string;
+}
+
+const bad = (message: string, param: string | null): Result<never, ProxyError> => ({
+  ok: false,
+  error: { status: 400, type: 'invalid_request_error', code: 'invalid_request', message, param },
+});
+
+/** Checks a body once: UTF-8 JSON of an object, `model`, and `messages` where the endpoint has them. */
+export function parseModelRequest(endpoint: Endpoint, bytes: Buffer): Result<ModelRequest, ProxyError> {
+  const json = readJsonBody(bytes);
+  if (!json.ok) return json;
+  const fields = json.value.fields;
+  const model = fields.model;
+  if (model === undefined) return bad('missing required field "model" (expected "<prefix>:<model_name>" or an alias)', 'model');
+  if (typeof model !== 'string' || model === '') {
+    return bad(`"model" must be a non-empty string "<prefix>:<model_name>" or an alias, found ${model === '' ? 'an empty string' : describe(model)}`, 'model');
+  }
+  for (const name of endpoint.lists ?? []) {
+    const list = fields[name];
+    if (list === undefined) return bad(`missing required field "${name}" (expected an array of message objects)`, name);
+    if (!Array.isArray(list)) return bad(`"${name}" must be an array of message objects, found ${describe(list)}`, name);
+    const i = list.findIndex((m: unknown) => typeof m !== 'object' || m === null || Array.isArray(m));
+    if (i !== -1) return bad(`"${name}[${i}]" must be a message object, found ${describe(list[i])}`, `${name}[${i}]`);
+  }
+  return { ok: true, value: { bytes, model } };
+}

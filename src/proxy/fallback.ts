@@ -1,0 +1,112 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TunnelLookup } from './deps.js';
+import type { Endpoint } from './endpoints.js';
+import { sendError, type ProxyError } from './errors.js';
+import { forwardChat, type FallbackReason } from './forward.js';
+import type { Observation } from './observe.js';
+import { describeKeyProblem, type Provider, type Runtime, type Target } from './providers.js';
+import type { Rests } from './rest.js';
+import { locate } from './routing.js';
+import type { UpstreamPool } from './upstream.js';
+
+/** One request on its way to the targets of its model name. */
+export interface Attempts {
+  req: IncomingMessage;
+  res: ServerResponse;
+  requestId: string;
+  endpoint: Endpoint;
+  runtime: Runtime;
+  /** Targets that take the endpoint's format, in order. */
+  targets: readonly Target[];
+  /** The body for a target: the client's, with `model` replaced by the target's bare model name. */
+  payloadFor(model: string): Buffer;
+  pool: UpstreamPool;
+  rests: Rests;
+  tunnel: TunnelLookup | undefined;
+  tunnelHint(p: Provider): string;
+  obs: Observation;
+  log?(entry: Record<string, unknown>): void;
+}
+
+const reasonOf = (why: FallbackReason): string =>
+  why.kind === 'status' ? (why.status === 429 ? 'status_429' : 'status_5xx') : why.kind;
+
+function header(raw: readonly string[], name: string): string | undefined {
+  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) return raw[i + 1];
+  return undefined;
+}
+
+/**
+ * Sends the request to its targets in order until one answers. The next target is
+ * tried when one cannot be reached, does not answer within its timeout, answers 429
+ * or 5xx, rests after its `Retry-After`, or is a tunnel that is not RUNNING — always
+ * before a byte reached the client, so the client sees one answer. The last target's
+ * failure is the client's answer.
+ */
+export function sendToTargets(a: Attempts): void {
+  const send = (e: ProxyError): void => sendError(a.res, a.requestId, e, false, a.endpoint.family);
+  let lastRefusal: ProxyError | null = null;
+
+  const attempt = (i: number): void => {
+    if (a.res.destroyed) return;
+    const target = a.targets[i];
+    if (target === undefined) {
+      send(lastRefusal ?? { status: 502, type: 'upstream_error', code: 'upstream_unreachable', message: 'no target could be reached' });
+      return;
+    }
+    const last = i === a.targets.length - 1;
+    const next = (reason: string, refusal: ProxyError): void => {
+      lastRefusal = refusal;
+      if (!last) {
+        a.obs.fellBack(target.prefix, reason);
+        a.log?.({ event: 'proxy_fallback', request_id: a.requestId, provider: target.prefix, reason, next: a.targets[i + 1]!.prefix, why: refusal.message });
+      }
+      attempt(i + 1);
+    };
+    const entry = a.runtime.providers.get(target.prefix);
+    if (entry === undefined) return next('unknown', { status: 404, type: 'invalid_request_error', code: 'model_not_found', message: `no provider "${target.prefix}"` });
+    a.obs.provider = target.prefix;
+    const resting = a.rests.left(target.prefix);
+    if (resting > 0) {
+      const seconds = Math.ceil(resting / 1000);
+      return next('resting', {
+        status: 503,
+        type: 'upstream_error',
+        code: 'provider_resting',
+        message: `provider "${target.prefix}" asked for a pause (Retry-After) and takes requests again in ${seconds} s`,
+        retryAfterSeconds: seconds,
+      });
+    }
+    const located = locate(entry, a.endpoint.format, a.tunnel);
+    if (!located.ok) return next('tunnel_down', located.error);
+    const provider = located.value;
+    if (!provider.key.ok) {
+      const code = provider.key.error.reason === 'unset_variable' ? 'provider_key_unset' : 'provider_key_unusable';
+      return next('key_unusable', { status: 500, type: 'server_error', code, message: describeKeyProblem(provider.prefix, provider.key.error) });
+    }
+    forwardChat({
+      req: a.req,
+      res: a.res,
+      requestId: a.requestId,
+      provider,
+      pool: a.pool,
+      payload: a.payloadFor(target.model),
+      endpoint: a.endpoint.path,
+      forwardHeaders: a.runtime.forwardHeaders,
+      family: a.endpoint.family,
+      tunnelHint: () => a.tunnelHint(provider),
+      log: a.log,
+      tap: a.obs.tap,
+      fallback(why) {
+        if (why.kind === 'status') a.rests.note(target.prefix, header(why.rawHeaders, 'retry-after'));
+        if (last || a.res.destroyed) return false;
+        a.obs.fellBack(target.prefix, reasonOf(why));
+        a.log?.({ event: 'proxy_fallback', request_id: a.requestId, provider: target.prefix, reason: reasonOf(why), next: a.targets[i + 1]!.prefix });
+        // Not from inside the upstream client's callback: the next exchange starts on a clean stack.
+        queueMicrotask(() => attempt(i + 1));
+        return true;
+      },
+    });
+  };
+  attempt(0);
+}
