@@ -1,9 +1,10 @@
 import { chmod } from 'node:fs/promises';
-import type { IncomingMessage, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { createAdaptorServer } from '@hono/node-server';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { AddressInfo } from 'node:net';
+import { getRequestListener, RequestError } from '@hono/node-server';
 import type { Hono } from 'hono';
+import { answerParserErrors, errorBody, LISTENER_OPTIONS, requireHost } from '../http-listener.js';
 import { err, ok, type Result } from '../result.js';
 import { checkListenSecurity, type ListenAddress } from './listen.js';
 import { prepareSocketPath, removeSocket, socketInode } from './socket.js';
@@ -32,32 +33,26 @@ export class ListenError extends Error {
 }
 
 /**
- * Requests Node's own parser rejects (a URL over 16 KiB, a malformed request line)
- * never reach the app; without this they would get a bare status line instead of
- * the `{"error":{…}}` body every other error has.
+ * A request without `Host` (HTTP/1.0 allows it) is served as if it named this host,
+ * since the app needs a URL. One the adapter cannot turn into a URL (a backslash in
+ * the path, a host that does not parse) or that Node's parser refuses gets the JSON
+ * error body, as every other error does.
  */
-function answerParserErrors(server: Server): void {
-  server.on('clientError', (e: NodeJS.ErrnoException, socket: Duplex) => {
-    if (!socket.writable || (socket as Duplex & { _httpMessage?: unknown })._httpMessage) {
-      socket.destroy();
-      return;
-    }
-    const tooLarge = e.code === 'HPE_HEADER_OVERFLOW';
-    const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
-    const body = JSON.stringify({
-      error: tooLarge
-        ? { code: 'request_too_large', message: 'the request line or headers are larger than 16 KiB' }
-        : { code: 'bad_request', message: 'the request is not valid HTTP/1.1' },
-    });
-    socket.end(`HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
-  });
-}
-
 function serverFor(app: Hono): Server {
-  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  const listener = getRequestListener(app.fetch, {
+    hostname: 'localhost',
+    errorHandler: (e) =>
+      e instanceof RequestError
+        ? jsonError(400, 'bad_request', `the request cannot be served: ${e.message}`)
+        : jsonError(500, 'internal_error', 'internal error'),
+  });
+  const server = createServer(LISTENER_OPTIONS, requireHost(listener));
   answerParserErrors(server);
   return server;
 }
+
+const jsonError = (status: number, code: string, message: string): Response =>
+  new Response(errorBody(code, message), { status, headers: { 'content-type': 'application/json' } });
 
 function listenOn(server: Server, bind: () => void): Promise<Result<void, Error>> {
   return new Promise((resolve) => {

@@ -79,7 +79,7 @@ const prefix = z
   .regex(PREFIX_PATTERN, { error: PREFIX_MESSAGE });
 
 const TARGET_MESSAGE = 'expected "<prefix>:<model_name>" with the prefix of a provider';
-const target = z.string({ error: TARGET_MESSAGE }).min(3, { error: TARGET_MESSAGE });
+const target = z.string({ error: TARGET_MESSAGE });
 
 /** The `proxy:` section. */
 export const proxySchema = z
@@ -115,27 +115,31 @@ export const proxySchema = z
       )
       .optional(),
   })
-  .superRefine((c, ctx) => {
-    const known = Object.keys(c.providers);
-    const knownText = known.length === 0 ? 'no providers are configured' : `providers: ${known.join(', ')}`;
-    for (const [name, targets] of Object.entries(c.aliases ?? {})) {
-      const list = typeof targets === 'string' ? [targets] : targets;
-      list.forEach((t, i) => {
-        const colon = t.indexOf(':');
-        const p = colon > 0 ? t.slice(0, colon) : '';
-        if (colon <= 0 || colon === t.length - 1 || !known.includes(p)) {
-          ctx.addIssue({
-            code: 'custom',
-            path: typeof targets === 'string' ? ['aliases', name] : ['aliases', name, i],
-            message: `expected "<prefix>:<model_name>" with the prefix of a provider (${knownText})`,
-          });
-        }
+  // Run even when other fields have problems, so that one pass reports them all.
+  .superRefine(checkReferences, { when: (payload) => typeof payload.value === 'object' && payload.value !== null });
+
+/** Alias targets and `default_provider` name providers of the section. */
+function checkReferences(c: { providers?: unknown; aliases?: unknown; default_provider?: unknown }, ctx: z.RefinementCtx): void {
+  const known = typeof c.providers === 'object' && c.providers !== null ? Object.keys(c.providers) : [];
+  const knownText = known.length === 0 ? 'no providers are configured' : `providers: ${known.join(', ')}`;
+  const aliases = typeof c.aliases === 'object' && c.aliases !== null ? Object.entries(c.aliases) : [];
+  for (const [name, targets] of aliases) {
+    const list: unknown[] = Array.isArray(targets) ? targets : [targets];
+    list.forEach((t, i) => {
+      if (typeof t !== 'string') return;
+      const colon = t.indexOf(':');
+      if (colon > 0 && colon < t.length - 1 && known.includes(t.slice(0, colon))) return;
+      ctx.addIssue({
+        code: 'custom',
+        path: Array.isArray(targets) ? ['aliases', name, i] : ['aliases', name],
+        message: `expected "<prefix>:<model_name>" with the prefix of a provider (${knownText})`,
       });
-    }
-    if (c.default_provider !== undefined && !known.includes(c.default_provider)) {
-      ctx.addIssue({ code: 'custom', path: ['default_provider'], message: `expected the prefix of a provider (${knownText})` });
-    }
-  });
+    });
+  }
+  if (typeof c.default_provider === 'string' && !known.includes(c.default_provider)) {
+    ctx.addIssue({ code: 'custom', path: ['default_provider'], message: `expected the prefix of a provider (${knownText})` });
+  }
+}
 
 export type ProviderConfig = z.infer<typeof providerSchema>;
 export type ProxyConfig = z.infer<typeof proxySchema>;

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { answerParserErrors, LISTENER_OPTIONS, requireHost } from '../http-listener.js';
 import { bearerMatches } from './auth.js';
 import type { ProxyDeps } from './deps.js';
 import { sendError } from './errors.js';
@@ -38,10 +39,14 @@ export function startProxyServer(options: { host: string; port: number; deps: Pr
   };
   // Streams may stay open for as long as the upstream keeps talking; the per-provider
   // timeouts bound them, not Node's request timer.
-  const server = http.createServer({ requestTimeout: 0, noDelay: true, keepAliveTimeout: 65_000 }, (req, res) => {
-    if ((req.method === 'GET' || req.method === 'HEAD') && (req.url === '/metrics' || req.url?.startsWith('/metrics?'))) return metrics(req, res);
-    handler(req, res);
-  });
+  const server = http.createServer(
+    { requestTimeout: 0, noDelay: true, keepAliveTimeout: 65_000, ...LISTENER_OPTIONS },
+    requireHost((req, res) => {
+      if ((req.method === 'GET' || req.method === 'HEAD') && (req.url === '/metrics' || req.url?.startsWith('/metrics?'))) return metrics(req, res);
+      handler(req, res);
+    }),
+  );
+  answerParserErrors(server);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {

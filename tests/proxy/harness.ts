@@ -1,7 +1,7 @@
 /** Starts a mock upstream and the proxy in front of it, with a config the test can change live. */
 import http from 'node:http';
 import { proxySchema, type ProxyConfig } from '../../src/config/proxy-schema.js';
-import { startProxyServer, type ProxyServer } from '../../src/proxy/index.js';
+import { startProxyServer, type ProxyDeps, type ProxyServer } from '../../src/proxy/index.js';
 import { startMockUpstream, type MockUpstream } from './mock-upstream.js';
 
 export interface Harness {
@@ -17,7 +17,7 @@ export interface Harness {
 
 export async function startHarness(
   raw: (mockBaseUrl: string) => unknown,
-  extra: { env?: NodeJS.ProcessEnv; tunnelForLocalEndpoint?: (host: string, port: number) => { name: string; hash: string; status: string } | undefined; maxBodyBytes?: number } = {},
+  extra: Omit<ProxyDeps, 'getConfig' | 'log'> = {},
 ): Promise<Harness> {
   const mock = await startMockUpstream();
   let config: ProxyConfig | null = parse(raw(mock.baseUrl));

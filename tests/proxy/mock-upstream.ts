@@ -28,12 +28,16 @@
  * a request arriving on a connection idle at least that long with that close instead
  * of an answer, as when the server's idle timer fires while the request is on its way.
  *
+ * The other endpoints (responses, embeddings, completions, Anthropic's messages) and
+ * streamed chat for a plain model answer as the real APIs do: see mock-formats.ts.
+ *
  * Every request is recorded with its headers and body, and with how it ended: the
  * mock finished its answer, or the client (the proxy) closed the socket first.
  */
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
+import { answerFormat } from './mock-formats.js';
 
 export interface Received {
   method: string;
@@ -116,6 +120,7 @@ export async function startMockUpstream(options: MockOptions = {}): Promise<Mock
       received.push(record);
       waiters.splice(0).forEach((w) => w(record));
       if (req.url?.endsWith('/models')) return models(res);
+      if (answerFormat(req.url ?? '', String(json?.model ?? ''), json, res)) return;
       answer(String(json?.model ?? ''), req, res);
     });
   });

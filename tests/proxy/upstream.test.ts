@@ -7,7 +7,10 @@ import { join } from 'node:path';
 import tls from 'node:tls';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createUpstreamPool, type Origin, type UpstreamFailure, type UpstreamPool } from '../../src/proxy/upstream.js';
+import { startProxyServer } from '../../src/proxy/index.js';
+import { proxySchema } from '../../src/config/proxy-schema.js';
 import { call, chat, startHarness } from './harness.js';
+import { startMockUpstream, type MockOptions } from './mock-upstream.js';
 
 /** A raw server: `answer` gets each request's head and the connection's request count, and writes what it likes. */
 interface RawServer {
@@ -256,6 +259,58 @@ describe('the proxy in front of odd upstreams', () => {
       expect(JSON.stringify(h.logs)).not.toContain('sk-1');
     } finally {
       await h.close();
+    }
+  });
+});
+
+/** A mock provider with uvicorn's idle close, and the proxy in front of it over kept-alive connections. */
+async function uvicornLike(options: MockOptions) {
+  const mock = await startMockUpstream(options);
+  const proxy = await startProxyServer({ host: '127.0.0.1', port: 0, deps: { getConfig: () => proxySchema.parse({ providers: { uv: { base_url: mock.baseUrl } } }) } });
+  return {
+    mock,
+    url: `http://127.0.0.1:${proxy.port}`,
+    close: async () => {
+      await proxy.close();
+      await mock.close();
+    },
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('providers that close idle connections (uvicorn: 5 s, no Keep-Alive header)', () => {
+  it('gives no 502 for a request sent as the provider closes a connection it let sit idle', async () => {
+    // The provider closes after 5 s idle; a request that arrives on a connection idle
+    // 4.5 s or more meets that close (its timer fires while the request is on its way).
+    const u = await uvicornLike({ idleCloseMs: 5000, raceAfterMs: 4500 });
+    try {
+      expect((await call(u.url, { body: chat('uv:first') })).status).toBe(200);
+      await sleep(4700);
+      const r = await call(u.url, { body: chat('uv:second') });
+      expect(r.status).toBe(200);
+      expect(r.json.model).toBe('second');
+      expect(u.mock.raced).toBe(0);
+    } finally {
+      await u.close();
+    }
+  });
+
+  it('never sends a request twice when the provider may have received it: a close as it arrives is a 502', async () => {
+    // Every request on a kept connection meets the close at once.
+    const u = await uvicornLike({ raceAfterMs: 0 });
+    try {
+      expect((await call(u.url, { body: chat('uv:first') })).status).toBe(200);
+      const r = await call(u.url, { body: chat('uv:second') });
+      expect(r.status).toBe(502);
+      expect(r.json.error.code).toBe('upstream_unreachable');
+      await sleep(200);
+      expect(u.mock.raced).toBe(1);
+      expect(u.mock.received.filter((x) => x.json?.model === 'second').length).toBeLessThanOrEqual(1);
+      // The next request gets a fresh connection and is answered.
+      expect((await call(u.url, { body: chat('uv:third') })).status).toBe(200);
+    } finally {
+      await u.close();
     }
   });
 });

@@ -342,8 +342,8 @@ const PROXY_CASES: Array<[string, string | Buffer, number, string]> = [
   ['prefix with a NUL', '{"model":"\\u0000:x","messages":[]}', 404, 'model_not_found'],
   ['prefix in unicode', '{"model":"☃:x","messages":[]}', 404, 'model_not_found'],
   ['prefix of 100 KB', JSON.stringify({ model: `${'p'.repeat(100_000)}:x`, messages: [] }), 404, 'model_not_found'],
-  // Bad bytes decode to U+FFFD: the key is then not "model".
-  ['invalid UTF-8', Buffer.from([0x7b, 0x22, 0x6d, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]), 400, 'invalid_request'],
+  // Refused as it is, never passed on with U+FFFD for the bad bytes.
+  ['invalid UTF-8', Buffer.from([0x7b, 0x22, 0x6d, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]), 400, 'invalid_json'],
   ['2 MB of base64 noise', Buffer.from('x'.repeat(2 * 1024 * 1024)), 400, 'invalid_json'],
   ['2 MB valid JSON for an unknown provider', JSON.stringify({ model: 'nope:x', messages: [{ role: 'user', content: 'x'.repeat(2 * 1024 * 1024) }] }), 404, 'model_not_found'],
   ['deeply nested JSON', '{"model":"gpu1:x","messages":[' + '['.repeat(50_000) + ']'.repeat(50_000) + ']}', 400, 'invalid_request'],

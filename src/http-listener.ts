@@ -1,0 +1,54 @@
+/**
+ * What the daemon's listeners and `tunnel-manager proxy`'s listener answer to
+ * requests that never reach their apps: the `{"error": {…}}` body every other error
+ * has, not Node's bare status line. The shape is OpenAI's (`message`, `type`,
+ * `param`, `code`), which also carries the control API's `code` and `message`.
+ */
+import http from 'node:http';
+import type { Duplex } from 'node:stream';
+
+export type RequestListener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+
+/** The JSON body of an error answered outside the apps. */
+export function errorBody(code: string, message: string): string {
+  return JSON.stringify({ error: { message, type: 'invalid_request_error', param: null, code } });
+}
+
+/**
+ * Node's own parser refuses some requests (a URL over 16 KiB, a malformed request
+ * line, a bad header) before any app sees them; they get the JSON body too.
+ */
+export function answerParserErrors(server: http.Server): void {
+  server.on('clientError', (e: NodeJS.ErrnoException, socket: Duplex) => {
+    if (!socket.writable || (socket as Duplex & { _httpMessage?: unknown })._httpMessage) {
+      socket.destroy();
+      return;
+    }
+    const tooLarge = e.code === 'HPE_HEADER_OVERFLOW';
+    const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
+    const body = tooLarge
+      ? errorBody('request_too_large', 'the request line or headers are larger than 16 KiB')
+      : errorBody('bad_request', 'the request is not valid HTTP/1.1');
+    socket.end(`HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  });
+}
+
+/**
+ * HTTP/1.1 requires `Host`; Node refuses a request without it with a bare 400 when
+ * `requireHostHeader` is on, so it is turned off (see `LISTENER_OPTIONS`) and the
+ * refusal made here, with the JSON body. HTTP/1.0 does not require it and is served.
+ */
+export function requireHost(listener: RequestListener): RequestListener {
+  return (req, res) => {
+    if (req.headers.host === undefined && !(req.httpVersionMajor === 1 && req.httpVersionMinor === 0)) {
+      const body = errorBody('bad_request', `an HTTP/${req.httpVersion} request needs a Host header`);
+      res.writeHead(400, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' });
+      res.end(body);
+      return;
+    }
+    listener(req, res);
+  };
+}
+
+/** Options for `http.createServer` that go with `requireHost`. */
+export const LISTENER_OPTIONS: http.ServerOptions = { requireHostHeader: false };

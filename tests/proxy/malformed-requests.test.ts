@@ -1,0 +1,90 @@
+/**
+ * Requests that never reach an app (no Host on HTTP/1.1, or refused by Node's parser)
+ * get the JSON error body on both listeners: `tunnel-manager proxy`'s and the daemon's;
+ * an HTTP/1.0 request without Host, which that version allows, is served.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDaemonApp } from '../../src/api/app.js';
+import { createMetrics } from '../../src/api/metrics.js';
+import { startListeners, type Listeners } from '../../src/api/server.js';
+import { createProxyApp, startProxyServer, type ProxyServer } from '../../src/proxy/index.js';
+import { FakeEngine, SAMPLE } from '../unit/api-fake-engine.js';
+
+/** Sends `raw` on a fresh connection; resolves with what came back before the server closed it. */
+function rawExchange(port: number, raw: string): Promise<{ status: number; headers: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const s = net.connect(port, '127.0.0.1');
+    let got = '';
+    s.on('data', (d) => (got += d.toString('utf8')));
+    s.on('error', reject);
+    s.on('close', () => {
+      const cut = got.indexOf('\r\n\r\n');
+      resolve({ status: Number(got.slice(9, 12)), headers: got.slice(0, cut).toLowerCase(), body: got.slice(cut + 4) });
+    });
+    s.end(raw);
+  });
+}
+
+const cases = (name: string, port: () => number) =>
+  describe(name, () => {
+    it('serves an HTTP/1.0 request without Host', async () => {
+      const r = await rawExchange(port(), `GET /v1/models HTTP/1.0\r\n\r\n`);
+      expect(r.status).toBe(200);
+    });
+
+    it('answers an HTTP/1.1 request without Host with the JSON error body', async () => {
+      const r = await rawExchange(port(), 'GET /v1/models HTTP/1.1\r\nconnection: close\r\n\r\n');
+      expect(r.status).toBe(400);
+      expect(r.headers).toContain('content-type: application/json');
+      expect(JSON.parse(r.body)).toEqual({ error: { message: 'an HTTP/1.1 request needs a Host header', type: 'invalid_request_error', param: null, code: 'bad_request' } });
+    });
+
+    it('answers what Node\'s parser refuses with the JSON error body', async () => {
+      for (const raw of ['GARBAGE\r\n\r\n', 'POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: abc\r\n\r\n']) {
+        const r = await rawExchange(port(), raw);
+        expect(r.status).toBe(400);
+        expect(JSON.parse(r.body).error).toMatchObject({ code: 'bad_request', message: 'the request is not valid HTTP/1.1' });
+      }
+    });
+  });
+
+describe('malformed requests', () => {
+  let proxy: ProxyServer;
+  let daemon: Listeners;
+  let engine: FakeEngine;
+  let dir: string;
+  beforeAll(async () => {
+    proxy = await startProxyServer({ host: '127.0.0.1', port: 0, deps: { getConfig: () => null } });
+    dir = mkdtempSync(join(tmpdir(), 'tm-malformed-'));
+    engine = new FakeEngine(SAMPLE);
+    const metrics = createMetrics(engine, { processMetrics: false });
+    const v1 = createProxyApp({ getConfig: () => null });
+    daemon = await startListeners({
+      tcpApp: createDaemonApp({ engine, transport: 'tcp', tokens: null, metrics, proxy: v1 }),
+      socketApp: createDaemonApp({ engine, transport: 'socket', tokens: null, metrics }),
+      listen: { host: '127.0.0.1', port: 0 },
+      socketPath: join(dir, 'api.sock'),
+      tokens: null,
+    });
+  });
+  afterAll(async () => {
+    await proxy.close();
+    await daemon.close();
+    engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  cases('`tunnel-manager proxy` listener', () => proxy.port);
+  cases('the daemon\'s TCP listener', () => daemon.tcpPort);
+
+  // The daemon's apps need a URL; the proxy listener never builds one.
+  it('the daemon answers a request whose Host cannot be made into a URL with the JSON error body', async () => {
+    const r = await rawExchange(daemon.tcpPort, 'GET /v1/models HTTP/1.1\r\nhost: a b\r\nconnection: close\r\n\r\n');
+    expect(r.status).toBe(400);
+    expect(JSON.parse(r.body).error).toMatchObject({ code: 'bad_request', message: expect.stringContaining('Invalid URL') });
+  });
+});

@@ -1,0 +1,155 @@
+/**
+ * What the mock upstream answers on the endpoints besides chat, and on chat when a
+ * plain model is asked to stream, shaped like the real APIs' answers so that the
+ * official clients parse them: OpenAI's Responses API (JSON, and its named event
+ * stream ending in `response.completed`, no [DONE]), embeddings (float or base64, as
+ * the `openai` client asks for base64 by default), legacy completions, and
+ * Anthropic's Messages API (JSON, and its event stream with `event:` lines).
+ *
+ * Also, on any endpoint, `busy:<status>:<retry-after>`: an error in the endpoint's
+ * family's shape with a `Retry-After` header (omitted when <retry-after> is `-`).
+ *
+ * Returns false for model names it leaves to the chat mock (slow:, hang, error:, …).
+ */
+import type http from 'node:http';
+
+const WORDS = ['hello ', 'from ', 'the ', 'mock'];
+const TEXT = WORDS.join('');
+const SPECIAL = new Set(['slow', 'hang', 'error', 'echo-key', 'stream', 'gated-stream', 'gated-head', 'stall-stream', 'die-stream', 'json-stall', 'cut-event', 'split-events', 'no-final-blank', 'gz']);
+
+export function answerFormat(path: string, model: string, body: Record<string, unknown> | null, res: http.ServerResponse): boolean {
+  const [kind, a, b] = model.split(':');
+  const endpoint = path.replace(/^.*\/v1/, '');
+  if (kind === 'busy') {
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (b !== undefined && b !== '-') headers['retry-after'] = b;
+    res.writeHead(Number(a), headers);
+    res.end(JSON.stringify(endpoint === '/messages' ? { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } : { error: { message: 'busy', type: 'server_error', param: null, code: null } }));
+    return true;
+  }
+  if (SPECIAL.has(kind ?? '')) return false;
+  const stream = body?.stream === true;
+  switch (endpoint) {
+    case '/chat/completions':
+      if (!stream) return false;
+      return events(res, chatStream(model, (body?.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true));
+    case '/responses':
+      return stream ? events(res, responsesStream(model)) : json(res, responseObject(model, 'completed'));
+    case '/embeddings':
+      return json(res, embeddings(model, body));
+    case '/completions':
+      return stream ? events(res, completionStream(model)) : json(res, { id: 'cmpl-mock', object: 'text_completion', created: 1, model, choices: [{ text: TEXT, index: 0, logprobs: null, finish_reason: 'stop' }], usage: { prompt_tokens: 2, completion_tokens: 4, total_tokens: 6 } });
+    case '/messages':
+      return stream ? events(res, messagesStream(model)) : json(res, message(model, TEXT, 'end_turn', 6));
+    default:
+      return false;
+  }
+}
+
+function json(res: http.ServerResponse, value: unknown): true {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(value));
+  return true;
+}
+
+/** Writes the events a few milliseconds apart, as a model generating would. */
+function events(res: http.ServerResponse, list: string[]): true {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  let i = 0;
+  const next = (): void => {
+    if (res.destroyed) return;
+    if (i === list.length) return void res.end();
+    res.write(list[i++]);
+    setTimeout(next, 2);
+  };
+  next();
+  return true;
+}
+
+const data = (value: unknown): string => `data: ${JSON.stringify(value)}\n\n`;
+const named = (type: string, value: Record<string, unknown>): string => `event: ${type}\ndata: ${JSON.stringify({ type, ...value })}\n\n`;
+
+function chatStream(model: string, usage: boolean): string[] {
+  const base = { id: 'chatcmpl-mock', object: 'chat.completion.chunk', created: 1, model };
+  const out = [data({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] })];
+  for (const w of WORDS) out.push(data({ ...base, choices: [{ index: 0, delta: { content: w }, finish_reason: null }] }));
+  out.push(data({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }));
+  if (usage) out.push(data({ ...base, choices: [], usage: { prompt_tokens: 7, completion_tokens: 4, total_tokens: 11 } }));
+  out.push('data: [DONE]\n\n');
+  return out;
+}
+
+function completionStream(model: string): string[] {
+  const base = { id: 'cmpl-mock', object: 'text_completion', created: 1, model };
+  return [...WORDS.map((w) => data({ ...base, choices: [{ text: w, index: 0, logprobs: null, finish_reason: null }] })), data({ ...base, choices: [{ text: '', index: 0, logprobs: null, finish_reason: 'stop' }] }), 'data: [DONE]\n\n'];
+}
+
+const outputMessage = (text: string, status: string) => ({ type: 'message', id: 'msg_mock', status, role: 'assistant', content: text === '' ? [] : [{ type: 'output_text', text, annotations: [] }] });
+
+function responseObject(model: string, status: 'in_progress' | 'completed') {
+  const done = status === 'completed';
+  return {
+    id: 'resp_mock',
+    object: 'response',
+    created_at: 1,
+    status,
+    model,
+    output: done ? [outputMessage(TEXT, 'completed')] : [],
+    error: null,
+    incomplete_details: null,
+    instructions: null,
+    metadata: {},
+    parallel_tool_calls: true,
+    temperature: 1,
+    top_p: 1,
+    tool_choice: 'auto',
+    tools: [],
+    text: { format: { type: 'text' } },
+    usage: done ? { input_tokens: 9, input_tokens_details: { cached_tokens: 0 }, output_tokens: 4, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 13 } : null,
+  };
+}
+
+function responsesStream(model: string): string[] {
+  let n = 0;
+  const ev = (type: string, value: Record<string, unknown>): string => named(type, { sequence_number: n++, ...value });
+  const ids = { item_id: 'msg_mock', output_index: 0, content_index: 0 };
+  return [
+    ev('response.created', { response: responseObject(model, 'in_progress') }),
+    ev('response.in_progress', { response: responseObject(model, 'in_progress') }),
+    ev('response.output_item.added', { output_index: 0, item: outputMessage('', 'in_progress') }),
+    ev('response.content_part.added', { ...ids, part: { type: 'output_text', text: '', annotations: [] } }),
+    ...WORDS.map((delta) => ev('response.output_text.delta', { ...ids, delta, logprobs: [] })),
+    ev('response.output_text.done', { ...ids, text: TEXT, logprobs: [] }),
+    ev('response.content_part.done', { ...ids, part: { type: 'output_text', text: TEXT, annotations: [] } }),
+    ev('response.output_item.done', { output_index: 0, item: outputMessage(TEXT, 'completed') }),
+    ev('response.completed', { response: responseObject(model, 'completed') }),
+  ];
+}
+
+function embeddings(model: string, body: Record<string, unknown> | null) {
+  const inputs = Array.isArray(body?.input) ? body.input : [body?.input];
+  const vector = [0.5, -0.25, 0.125];
+  const base64 = body?.encoding_format === 'base64';
+  return {
+    object: 'list',
+    data: inputs.map((_, index) => ({ object: 'embedding', index, embedding: base64 ? Buffer.from(new Float32Array(vector).buffer).toString('base64') : vector })),
+    model,
+    usage: { prompt_tokens: 2, total_tokens: 2 },
+  };
+}
+
+function message(model: string, text: string, stop: string | null, outputTokens: number) {
+  return { id: 'msg_mock', type: 'message', role: 'assistant', model, content: text === '' ? [] : [{ type: 'text', text }], stop_reason: stop, stop_sequence: null, usage: { input_tokens: 5, output_tokens: outputTokens } };
+}
+
+function messagesStream(model: string): string[] {
+  return [
+    named('message_start', { message: message(model, '', null, 1) }),
+    named('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+    named('ping', {}),
+    ...WORDS.map((text) => named('content_block_delta', { index: 0, delta: { type: 'text_delta', text } })),
+    named('content_block_stop', { index: 0 }),
+    named('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 6 } }),
+    named('message_stop', {}),
+  ];
+}
