@@ -29,8 +29,9 @@ const SRC_FOLDERS = ['tunnel', 'config', 'supervisor', 'check', 'api', 'daemon',
 /**
  * One `files` block per folder of src/: the folders (and main.ts) it may not import.
  * Layers: config, tunnel → supervisor → api → daemon → main; check reads config and
- * tunnel; cli uses the API's types (and its socket path); the panel reads config and
- * tunnel and talks to the daemon over HTTP; the proxy knows only its config schema.
+ * tunnel; cli uses the API's types (and its socket path and SSE parser: the client side
+ * of the wire format); the panel reads config and tunnel and talks to the daemon over
+ * HTTP like the CLI; the proxy knows only its config schema.
  */
 function layer(folder, forbidden, extra = {}) {
   const patterns = forbidden.map((f) => ({
@@ -99,10 +100,10 @@ export default defineConfig(
   layer('daemon', ['panel', 'cli', 'check', 'main']),
   layer('panel', others('panel', 'config', 'tunnel', 'api'), {
     // The panel is a client of the daemon's HTTP API: its wire types, and the loopback rule.
-    patterns: [{ group: ['../api/*', '!../api/listen.js'], allowTypeImports: true, message: 'src/panel takes only types from src/api (and api/listen.js).' }],
+    patterns: [{ group: ['../api/*', '!../api/listen.js', '!../api/sse-parser.js'], allowTypeImports: true, message: 'src/panel takes only types from src/api (and its loopback rule and SSE parser).' }],
   }),
   layer('cli', others('cli', 'api'), {
-    patterns: [{ group: ['../api/*', '!../api/paths.js'], allowTypeImports: true, message: 'tunnel-cli takes only types from src/api (and the socket path).' }],
+    patterns: [{ group: ['../api/*', '!../api/paths.js', '!../api/sse-parser.js'], allowTypeImports: true, message: 'tunnel-cli takes only types from src/api (and the socket path and SSE parser).' }],
   }),
   layer('proxy', others('proxy', 'config'), {
     // Its own section of the config: proxy-schema.ts and the forward_headers field it uses.

@@ -1,10 +1,15 @@
 #!/usr/bin/env node
 /**
  * Composition root of `tunnel-manager`: reads settings, builds the part asked for
- * (daemon, panel, proxy, check), wires signals and sets the exit code. The only
- * module that touches `process`.
+ * (daemon, panel, proxy, check), wires signals and sets the exit code. With
+ * cli/main.ts, the only module that reads the command line and the environment for
+ * settings, handles signals or sets the exit code. Elsewhere `process` serves only as
+ * the operating system's interface: signalling a child by pid (supervisor), the own
+ * pid in temporary file names, the uid and umask around the API socket, and the
+ * environment as the default where a caller passes none (`${VAR}` in proxy keys,
+ * SSH_AUTH_SOCK in `check`).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { homedir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { cac } from 'cac';
@@ -18,6 +23,7 @@ import { daemonSettings, panelSettings, proxySettings, type Account, type Flags 
 import { startPanel } from './panel/index.js';
 import { startProxyServer, type ProxyConfig } from './proxy/index.js';
 import type { Result } from './result.js';
+import { packageVersion } from './version.js';
 
 const EXIT_USAGE = 2;
 const SHUTDOWN_LIMIT_MS = 15_000;
@@ -39,15 +45,6 @@ function account(): Account {
     defaultSocketPath: defaultSocketPath(process.env, uid),
     defaultStateDir: defaultStateDir(process.env, home),
   };
-}
-
-function version(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version?: string };
-    return pkg.version ?? '0.0.0';
-  } catch {
-    return '0.0.0';
-  }
 }
 
 function settingsOrExit<T>(r: Result<T, string[]>): T | null {
@@ -209,7 +206,7 @@ function main(argv: string[]): void {
     .option('--listen <host:port>', 'where to serve /v1 (TUNNEL_API_LISTEN, default 127.0.0.1:8080)')
     .action(run(proxy));
   cli.help();
-  cli.version(version());
+  cli.version(packageVersion());
 
   try {
     cli.parse(argv, { run: false });

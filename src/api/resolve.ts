@@ -5,7 +5,7 @@ import { apiError } from './errors.js';
 import { unreachable } from '../unreachable.js';
 
 /** Every hash the daemon knows: the config in force plus whatever the supervisor still reports. */
-export function knownHashes(engine: EngineApi): Set<string> {
+function knownHashes(engine: EngineApi): Set<string> {
   const hashes = new Set(engine.tunnels().map((t) => t.hash));
   for (const s of engine.supervisor.statuses()) hashes.add(s.hash);
   return hashes;

@@ -59,12 +59,6 @@ export interface HealthBody {
   };
 }
 
-/** GET /logs/:hash: the tunnel's recent ssh output, oldest first. */
-export type LogsBody = string[];
-
-/** SSE event names on GET /events; the data of each is the JSON record. */
-export type EventName = 'status' | 'reload';
-
 /**
  * GET /auth/<hash> upgraded to a WebSocket: a person's terminal on an interactive
  * tunnel's login (SPEC §13). Binary frames carry the terminal's bytes both ways (what

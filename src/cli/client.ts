@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { err, ok, type Result } from '../result.js';
-import { SseParser, type SseItem } from './sse.js';
+import { SseParser, type SseItem } from '../api/sse-parser.js';
 import { describeTarget, type Target } from './target.js';
 
 /** A daemon answer: status and the body exactly as sent. */

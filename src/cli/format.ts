@@ -62,7 +62,7 @@ export function formatList(records: ListRecord[]): string {
   );
 }
 
-export function formatState(state: TunnelState, o: FormatOptions): string {
+function formatState(state: TunnelState, o: FormatOptions): string {
   return paint(o.color, STATE_COLOR[state] ?? 'reset', state);
 }
 

@@ -4,7 +4,6 @@
  * daemon, runs one command and sets the exit code. The only CLI module that touches
  * `process`.
  */
-import { readFileSync } from 'node:fs';
 import { cac } from 'cac';
 import { defaultSocketPath } from '../api/paths.js';
 import { parseTimeout, rawOption, validateHashArg } from './args.js';
@@ -12,17 +11,9 @@ import { runAuth, type TerminalIo } from './auth.js';
 import { EXIT, runCommand, type CommandName } from './commands.js';
 import { useColor } from './format.js';
 import { resolveTarget } from './target.js';
+import { packageVersion } from '../version.js';
 
 const DEFAULT_TIMEOUT_S = 30;
-
-function version(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
-    return pkg.version ?? '0.0.0';
-  } catch {
-    return '0.0.0';
-  }
-}
 
 const usageError = (message: string): number => {
   process.stderr.write(`tunnel-cli: ${message}; see tunnel-cli --help\n`);
@@ -66,7 +57,7 @@ async function main(argv: string[]): Promise<number> {
     ...sections.map((s) => ({ ...s, body: s.body.split('\n').map((l) => l.replace(/ \(default: true\)$/, '').trimEnd()).join('\n') })),
     { title: 'Exit codes', body: '  0 done, 1 failed (a tunnel FAILED, daemon error), 2 usage, 3 daemon not reachable' },
   ]);
-  cli.version(version());
+  cli.version(packageVersion());
 
   try {
     const parsed = cli.parse(argv, { run: false });

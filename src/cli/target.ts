@@ -1,4 +1,5 @@
 import { err, ok, type Result } from '../result.js';
+import { parseTokens } from '../tokens.js';
 
 /** Where the daemon is: its unix socket (no token), or its HTTP URL (with an optional token). */
 export type Target = { kind: 'socket'; path: string } | { kind: 'url'; url: URL; token: string | null };
@@ -14,7 +15,7 @@ export function resolveTarget(
   defaultSocket: string,
 ): Result<Target, string> {
   if (flags.socket !== undefined && flags.url !== undefined) return err('use either --socket or --url, not both');
-  const token = flags.token ?? (env.TUNNEL_API_TOKEN?.split(',')[0]?.trim() || undefined) ?? null;
+  const token = flags.token ?? parseTokens(env.TUNNEL_API_TOKEN)?.[0] ?? null;
   const fromUrl = (text: string, origin: string): Result<Target, string> => {
     let url: URL;
     try {

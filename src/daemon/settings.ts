@@ -1,6 +1,7 @@
 import { checkListenSecurity, isLoopback, parseListen } from '../api/listen.js';
 export { isLoopback, parseListen } from '../api/listen.js';
 import { err, ok, type Result } from '../result.js';
+import { parseTokens } from '../tokens.js';
 import { DIRECTION_MODES, type DirectionMode } from '../tunnel/spec.js';
 
 /**
@@ -84,13 +85,6 @@ function readListen(flags: Flags, env: Env, variable: string, fallback: string, 
   return { host: '127.0.0.1', port: 0 };
 }
 
-/** Comma-separated tokens; blanks around commas ignored; empty means none. */
-export function readTokens(text: string | undefined): string[] | null {
-  if (text === undefined) return null;
-  const tokens = text.split(',').map((t) => t.trim()).filter((t) => t !== '');
-  return tokens.length > 0 ? tokens : null;
-}
-
 function sshConfig(flags: Flags, env: Env, account: Account): string | null {
   return pick(flags, 'sshConfig', env, 'SSH_CONFIG') ?? (account.hasUserSshConfig ? `${account.home}/.ssh/config` : null);
 }
@@ -100,7 +94,7 @@ const done = <T>(value: T, problems: string[]): Result<T, string[]> => (problems
 export function daemonSettings(flags: Flags, env: Env, account: Account): Result<DaemonSettings, string[]> {
   const problems: string[] = [];
   const listen = readListen(flags, env, 'TUNNEL_API_LISTEN', DEFAULT_LISTEN, problems);
-  const tokens = readTokens(env.TUNNEL_API_TOKEN);
+  const tokens = parseTokens(env.TUNNEL_API_TOKEN);
   const secure = checkListenSecurity(listen, tokens);
   if (!secure.ok) problems.push(secure.error);
   const settings: DaemonSettings = {
@@ -133,7 +127,7 @@ export function panelSettings(flags: Flags, env: Env, account: Account): Result<
     listen,
     configPath: pick(flags, 'config', env, 'TUNNEL_CONFIG') ?? DEFAULT_CONFIG,
     apiUrl,
-    apiToken: readTokens(env.TUNNEL_API_TOKEN)?.[0] ?? null,
+    apiToken: parseTokens(env.TUNNEL_API_TOKEN)?.[0] ?? null,
     panelToken,
     sshConfigPath: sshConfig(flags, env, account),
     mode: readMode(flags, env, problems),

@@ -1,13 +1,12 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { digestSecret, secretMatches } from '../tokens.js';
 
 /** The cookie that carries a panel session id (HttpOnly, SameSite=Strict). */
 export const SESSION_COOKIE = 'tm_panel_session';
 
-const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
-
-/** Constant-time: both sides are hashed to the same length first, so neither length nor content leaks. */
+/** Constant-time: neither the password's length nor its content leaks through the time taken. */
 export function passwordMatches(given: string, expected: string): boolean {
-  return timingSafeEqual(digest(given), digest(expected));
+  return secretMatches(given, [digestSecret(expected)]);
 }
 
 /**

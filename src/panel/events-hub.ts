@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ReloadRecord } from '../api/types.js';
 import type { StatusRecord } from '../tunnel/status.js';
 import type { DaemonClient } from './daemon-client.js';
-import { SseParser, type SseEvent } from './sse-parse.js';
+import { SseParser, type SseEvent } from '../api/sse-parser.js';
 import { unreachable } from '../unreachable.js';
 
 /** The daemon's config state as its /health reports it. */
@@ -145,7 +145,9 @@ export class EventsHub {
         const decoder = new TextDecoder();
         try {
           for await (const chunk of opened.value) {
-            for (const ev of parser.push(decoder.decode(chunk, { stream: true }))) await this.#handle(ev);
+            for (const item of parser.push(decoder.decode(chunk, { stream: true }))) {
+              if (item.kind === 'event') await this.#handle(item);
+            }
           }
         } catch {
           // The stream broke (daemon stopped, or we aborted it): reconnect below unless aborted.

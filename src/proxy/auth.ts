@@ -1,9 +1,9 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { bearerToken, digestSecret, secretMatches, type SecretDigest } from '../tokens.js';
 
-/** A key kept as its SHA-256 digest, so every comparison takes the same time whatever the lengths. */
-export type KeyDigest = Buffer;
+/** A client key kept as its digest, so every comparison takes the same time whatever the lengths. */
+export type KeyDigest = SecretDigest;
 
-export const digestKey = (key: string): KeyDigest => createHash('sha256').update(key).digest();
+export const digestKey = digestSecret;
 
 /**
  * True when `authorization` is `Bearer <k>` with `k` one of `keys`. Every key is
@@ -11,9 +11,6 @@ export const digestKey = (key: string): KeyDigest => createHash('sha256').update
  * how much of a key was right.
  */
 export function bearerMatches(authorization: string | undefined, keys: readonly KeyDigest[]): boolean {
-  if (authorization === undefined || !/^Bearer\s+\S/i.test(authorization)) return false;
-  const given = digestKey(authorization.replace(/^Bearer\s+/i, '').trim());
-  let matched = false;
-  for (const key of keys) matched = timingSafeEqual(given, key) || matched;
-  return matched;
+  const token = bearerToken(authorization);
+  return token !== null && secretMatches(token, keys);
 }

@@ -2,7 +2,7 @@
 import { Hono } from 'hono';
 import { createDaemonApp } from '../../src/api/app.js';
 import { createMetrics } from '../../src/api/metrics.js';
-import { SseParser, type SseItem } from '../../src/cli/sse.js';
+import { SseParser, type SseItem } from '../../src/api/sse-parser.js';
 import { FakeEngine, SAMPLE, type Entry } from './api-fake-engine.js';
 
 export function build(opts: { entries?: Entry[]; transport?: 'tcp' | 'socket'; tokens?: string[] | null; proxy?: boolean; keepAliveMs?: number } = {}) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseTokens, tokenMatches, isOpenPath } from '../../src/api/auth.js';
+import { isOpenPath } from '../../src/api/auth.js';
 import { checkListenSecurity, isLoopback, parseListen } from '../../src/api/listen.js';
 import { defaultSocketPath, defaultStateDir } from '../../src/api/paths.js';
 
@@ -47,19 +47,7 @@ describe('checkListenSecurity', () => {
   });
 });
 
-describe('tokens', () => {
-  it('parses comma-separated tokens, ignoring blanks', () => {
-    expect(parseTokens(' a, b ,,c ')).toEqual(['a', 'b', 'c']);
-    expect(parseTokens('')).toBeNull();
-    expect(parseTokens(' , ')).toBeNull();
-    expect(parseTokens(undefined)).toBeNull();
-  });
-  it('compares exactly', () => {
-    expect(tokenMatches('abc', ['x', 'abc'])).toBe(true);
-    expect(tokenMatches('ab', ['abc'])).toBe(false);
-    expect(tokenMatches('abcd', ['abc'])).toBe(false);
-    expect(tokenMatches('', ['abc'])).toBe(false);
-  });
+describe('open paths', () => {
   it('leaves only /health and the /v1 group open', () => {
     expect(['/health', '/v1', '/v1/chat/completions'].every(isOpenPath)).toBe(true);
     expect(['/healthz', '/v1x', '/status', '/', '/health/x'].some(isOpenPath)).toBe(false);

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { parseTimeout, rawOption, validateHashArg } from '../../src/cli/args.js';
-import { SseParser } from '../../src/cli/sse.js';
 import { resolveTarget } from '../../src/cli/target.js';
 import { WaitTracker } from '../../src/cli/wait.js';
 import type { StatusRecord, TunnelState } from '../../src/tunnel/status.js';
@@ -37,24 +36,6 @@ describe('resolveTarget', () => {
     expect(resolveTarget({ socket: '/a', url: 'http://h:1' }, {}, def).ok).toBe(false);
     expect(resolveTarget({ url: 'ftp://h' }, {}, def).ok).toBe(false);
     expect(resolveTarget({ url: 'not a url' }, {}, def).ok).toBe(false);
-  });
-});
-
-describe('SseParser', () => {
-  it('parses events and comments split anywhere, with \\n or \\r\\n', () => {
-    const text = ': connected\n\nevent: status\ndata: {"a":1}\n\n: keep-alive\r\n\r\nevent: reload\r\ndata: x\r\ndata: y\r\n\r\ndata: plain\n\n';
-    for (const size of [1, 2, 3, 7, text.length]) {
-      const p = new SseParser();
-      const items = [];
-      for (let i = 0; i < text.length; i += size) items.push(...p.push(text.slice(i, i + size)));
-      expect(items, `chunks of ${size}`).toEqual([
-        { kind: 'comment', text: 'connected' },
-        { kind: 'event', event: 'status', data: '{"a":1}' },
-        { kind: 'comment', text: 'keep-alive' },
-        { kind: 'event', event: 'reload', data: 'x\ny' },
-        { kind: 'event', event: 'message', data: 'plain' },
-      ]);
-    }
   });
 });
 

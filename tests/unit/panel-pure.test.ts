@@ -3,7 +3,6 @@ import type { ConfigProblem } from '../../src/config/types.js';
 import { describeTunnel, directionChoices } from '../../src/panel/describe.js';
 import { blockingErrors } from '../../src/panel/field-errors.js';
 import { hostAliases } from '../../src/panel/ssh-hosts.js';
-import { SseParser } from '../../src/panel/sse-parse.js';
 
 describe('direction in words', () => {
   const t = (direction: string, remote_port: string, local_port: string, remote_host = 'user@bastion') => ({ direction, remote_port, local_port, remote_host });
@@ -55,17 +54,6 @@ describe('validation problems mapped to the form', () => {
     const ssh = p('tunnels[0].ssh_options.ProxyCommand');
     expect(blockingErrors([ssh], [ssh], { kind: 'update', index: 0, fields: {} as never }, 1)).toBeNull();
     expect(blockingErrors([], [ssh], { kind: 'update', index: 0, fields: {} as never }, 1)?.general).toHaveLength(1);
-  });
-});
-
-describe('server-sent events parser', () => {
-  it('splits events across chunks and line endings', () => {
-    const p = new SseParser();
-    expect(p.push(': connected\n\nevent: status\ndata: {"a"')).toEqual([]);
-    expect(p.push(':1}\n\r\nevent: reload\r\ndata: {}\r')).toEqual([{ event: 'status', data: '{"a":1}' }]);
-    expect(p.push('\n\r\n')).toEqual([{ event: 'reload', data: '{}' }]);
-    expect(p.push('data: a\ndata:b\n\n')).toEqual([{ event: 'message', data: 'a\nb' }]);
-    expect(p.push('event: x\n\n')).toEqual([]);
   });
 });
 

@@ -1,10 +1,19 @@
+/** One server-sent event: its `event:` name ("message" when absent) and joined `data:` lines. */
+export interface SseEvent {
+  kind: 'event';
+  event: string;
+  data: string;
+}
+
 /** One item of a server-sent event stream: a dispatched event or a `:` comment line. */
-export type SseItem = { kind: 'event'; event: string; data: string } | { kind: 'comment'; text: string };
+export type SseItem = SseEvent | { kind: 'comment'; text: string };
 
 /**
- * Incremental parser for `text/event-stream` (the subset the daemon sends: event,
- * data, comments; id and retry are ignored). Feed it chunks as they arrive; it
- * returns the items completed by each chunk.
+ * Incremental parser for `text/event-stream`, the client side of GET /events, used by
+ * tunnel-cli and the panel. WHATWG rules for the subset the daemon sends: lines end
+ * in LF, CRLF or CR; a blank line ends an event; `:` lines are comments (returned, so
+ * that a client knows the stream is open); id and retry are ignored. Feed it chunks as
+ * they arrive; it returns the items completed by each chunk.
  */
 export class SseParser {
   private buffer = '';
