@@ -8,7 +8,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { EngineApi } from './engine-api.js';
 import type { Attachment, LoginOutcome, TerminalSink } from '../supervisor/types.js';
-import { tokenMatches } from './auth.js';
+import { bearerToken, digestSecret, secretMatches } from '../tokens.js';
 import { apiError } from './errors.js';
 import { resolveHash } from './resolve.js';
 import { TERMINAL_MAX_FRAME, type TerminalServerMessage } from './types.js';
@@ -32,10 +32,6 @@ async function refuse(socket: Duplex, res: Response): Promise<void> {
   socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
 }
 
-function bearerOk(header: string | undefined, tokens: readonly string[]): boolean {
-  const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? '');
-  return m !== null && tokenMatches(m[1] as string, tokens);
-}
 
 const send = (ws: WebSocket, m: TerminalServerMessage) => {
   if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(m));
@@ -57,6 +53,11 @@ function parseResize(text: string): { cols: number; rows: number } | null {
 export function createTerminalRoute(opts: { engine: EngineApi; tokens: readonly string[] | null; log: (e: Record<string, unknown>) => void }): TerminalRoute {
   const { engine, log } = opts;
   const wss = new WebSocketServer({ noServer: true, maxPayload: TERMINAL_MAX_FRAME });
+  const digests = opts.tokens !== null && opts.tokens.length > 0 ? opts.tokens.map(digestSecret) : null;
+  const bearerOk = (header: string | undefined) => {
+    const token = bearerToken(header);
+    return digests !== null && token !== null && secretMatches(token, digests);
+  };
 
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const path = new URL(req.url ?? '/', 'http://daemon').pathname;
@@ -65,7 +66,7 @@ export function createTerminalRoute(opts: { engine: EngineApi; tokens: readonly 
     if (req.headers.origin !== undefined) {
       return refuse(socket, apiError('foreign_origin', 'the daemon does not take terminals from web pages: open the terminal in the panel'));
     }
-    if (opts.tokens !== null && opts.tokens.length > 0 && !bearerOk(req.headers.authorization, opts.tokens)) {
+    if (digests !== null && !bearerOk(req.headers.authorization)) {
       return refuse(socket, apiError('unauthorized', 'this API needs "Authorization: Bearer <token>" (a token from TUNNEL_API_TOKEN)'));
     }
     const hash = resolveHash(engine, decodeURIComponent(m[1] as string), true);
