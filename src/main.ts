@@ -17,6 +17,7 @@ import { defaultSocketPath, defaultStateDir } from './api/paths.js';
 import { checkExitCode, formatReport, runChecks } from './check/index.js';
 import { loadConfigFile } from './config/load.js';
 import { watchConfig } from './config/watch.js';
+import { runMigrate } from './migrate/index.js';
 import { createLog, type Log } from './daemon/log.js';
 import { startDaemon } from './daemon/serve.js';
 import { daemonSettings, panelSettings, proxySettings, type Account, type Flags } from './daemon/settings.js';
@@ -174,6 +175,15 @@ async function check(flags: Flags): Promise<void> {
   process.exitCode = checkExitCode(report);
 }
 
+async function migrateCommand(flags: Flags & { write?: boolean }): Promise<void> {
+  const settings = settingsOrExit(daemonSettings({ ...flags, listen: undefined }, { ...process.env, TUNNEL_API_LISTEN: undefined }, account()));
+  if (!settings) return;
+  const r = await runMigrate({ configPath: settings.configPath, write: flags.write === true });
+  process.stdout.write(r.out);
+  process.stderr.write(r.err);
+  process.exitCode = r.code;
+}
+
 function main(argv: string[]): void {
   const cli = cac('tunnel-manager');
   const daemonFlags = (c: ReturnType<typeof cli.command>) =>
@@ -192,6 +202,11 @@ function main(argv: string[]): void {
   daemonFlags(cli.command('', 'run the daemon (same as serve)')).action(run(serve));
   daemonFlags(cli.command('serve', 'run the daemon: supervisor, HTTP API, unix socket, /v1 chat proxy')).action(run(serve));
   daemonFlags(cli.command('check', 'check the config file and the SSH setup; prints every problem with its fix')).action(run(check));
+  cli
+    .command('migrate', "turn a config written for autossh-tunnel-dockerized into valid YAML with the same hashes; prints the diff and every hash that changes")
+    .option('--config <path>', 'the YAML file of tunnels (TUNNEL_CONFIG, default config/config.yaml)')
+    .option('--write', 'replace the file (atomically, after a backup) instead of only printing the diff')
+    .action(run(migrateCommand));
   cli
     .command('panel', 'run the web panel')
     .option('--listen <host:port>', 'the page (PANEL_LISTEN, default 127.0.0.1:5000; non-loopback needs PANEL_TOKEN)')

@@ -5,6 +5,7 @@ import { entryIndexOf } from '../config/isolation.js';
 import { formatProblem as formatConfigProblem, loadConfigFile } from '../config/load.js';
 import type { CheckProblem, CheckReport } from './report.js';
 import type { DirectionMode } from '../tunnel/spec.js';
+import { checkReferenceHashes } from './reference-hashes.js';
 import { checkSshDir, showPathUnder } from './ssh-dir.js';
 import { checkStateDir } from './state-dir.js';
 import { checkTunnelHost } from './tunnel-host.js';
@@ -107,6 +108,10 @@ export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
     default:
       return unreachable(load, 'config load result');
   }
+
+  const reference = await checkReferenceHashes(opts.configPath);
+  problems.push(...reference.problems);
+  notes.push(...reference.notes);
 
   problems.push(...(await checkStateDir(opts.stateDir, uid, uid === processUid)));
 

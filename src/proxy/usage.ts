@@ -6,15 +6,20 @@ export interface Usage {
 
 // Copies kept of a plain JSON answer to read its usage from, at most; longer ones go unread.
 const MAX_JSON_BYTES = 1024 * 1024;
-// The longest unfinished line carried from one chunk to the next of an event stream.
+// The longest unfinished event line carried from one chunk to the next.
 const MAX_LINE_BYTES = 256 * 1024;
+// A usage object is a few numbers and small detail objects.
+const MAX_USAGE_BYTES = 4096;
 const USAGE = Buffer.from('"usage"');
+const [QUOTE, BACKSLASH, OPEN, CLOSE, COLON] = [34, 92, 123, 125, 58];
 
 /**
- * Reads the token counts out of an answer as it passes, without holding it back:
- * the whole body of a JSON answer (bounded), or, for an event stream, only the
- * lines that mention "usage" — OpenAI's last chat chunk, the Responses API's
- * `response.completed`, Anthropic's `message_start` and `message_delta`.
+ * Reads the token counts out of an answer as it passes, without holding it back and
+ * without parsing the whole of it: only the `"usage": {…}` objects are parsed — the
+ * last of a JSON answer (OpenAI's and Anthropic's alike), or, in an event stream,
+ * each one as its line completes (OpenAI's last chat chunk, the Responses API's
+ * `response.completed`, Anthropic's `message_start` and `message_delta`; later
+ * counts replace earlier ones).
  */
 export function createUsageReader(eventStream: boolean): { chunk(c: Buffer): void; result(): Usage } {
   const usage: Usage = { input: null, output: null };
@@ -22,16 +27,7 @@ export function createUsageReader(eventStream: boolean): { chunk(c: Buffer): voi
   let size = 0;
   let carry: Buffer | null = null;
 
-  const take = (text: string): void => {
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      return;
-    }
-    const o = value as { usage?: unknown; response?: { usage?: unknown }; message?: { usage?: unknown } } | null;
-    const u = (o?.usage ?? o?.response?.usage ?? o?.message?.usage) as Record<string, unknown> | null | undefined;
-    if (typeof u !== 'object' || u === null) return;
+  const take = (u: Record<string, unknown>): void => {
     const input = u.prompt_tokens ?? u.input_tokens;
     const output = u.completion_tokens ?? u.output_tokens;
     if (typeof input === 'number') usage.input = input;
@@ -49,20 +45,50 @@ export function createUsageReader(eventStream: boolean): { chunk(c: Buffer): voi
       const nl = buf.lastIndexOf(10);
       carry = nl === buf.length - 1 ? null : buf.subarray(nl + 1);
       if (carry !== null && carry.length > MAX_LINE_BYTES) carry = null;
-      if (nl === -1) return;
-      const usageAt = buf.indexOf(USAGE);
-      if (usageAt === -1 || usageAt > nl) return;
-      for (const line of buf.subarray(0, nl).toString('utf8').split('\n')) {
-        if (line.startsWith('data:') && line.includes('"usage"')) take(line.slice(5).trim());
+      for (let at = buf.indexOf(USAGE); at !== -1 && at < nl; at = buf.indexOf(USAGE, at + USAGE.length)) {
+        const u = usageAt(buf, at);
+        if (u !== null) take(u);
       }
     },
     result() {
       if (!eventStream && json.length > 0 && size <= MAX_JSON_BYTES) {
-        const body = Buffer.concat(json);
-        if (body.includes(USAGE)) take(body.toString('utf8'));
+        const body = json.length === 1 ? json[0]! : Buffer.concat(json);
         json.length = 0;
+        const at = body.lastIndexOf(USAGE);
+        const u = at === -1 ? null : usageAt(body, at);
+        if (u !== null) take(u);
       }
       return usage;
     },
   };
+}
+
+/** The object after the `"usage"` key at `at`, or null (a `null` value, the word inside a string, a cut line). */
+function usageAt(buf: Buffer, at: number): Record<string, unknown> | null {
+  if (at > 0 && buf[at - 1] === BACKSLASH) return null;
+  let i = at + USAGE.length;
+  while (i < buf.length && (buf[i] === 32 || buf[i] === 9)) i++;
+  if (buf[i] !== COLON) return null;
+  i++;
+  while (i < buf.length && (buf[i] === 32 || buf[i] === 9)) i++;
+  if (buf[i] !== OPEN) return null;
+  const start = i;
+  let depth = 0;
+  const end = Math.min(buf.length, start + MAX_USAGE_BYTES);
+  for (; i < end; i++) {
+    const b = buf[i];
+    if (b === QUOTE) {
+      for (i++; i < end && buf[i] !== QUOTE; i++) if (buf[i] === BACKSLASH) i++;
+    } else if (b === OPEN) {
+      depth++;
+    } else if (b === CLOSE && --depth === 0) {
+      try {
+        const value: unknown = JSON.parse(buf.toString('utf8', start, i + 1));
+        return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : null;
+      } catch {
+        return null;
+      }
+    }
+  }
+  return null;
 }

@@ -102,14 +102,14 @@ export interface OpenExchange {
   abort(): void;
 }
 
-export function open(url: string, body: string, headers: Record<string, string> = {}): OpenExchange {
+export function open(url: string, body: string, headers: Record<string, string> = {}, path = '/v1/chat/completions'): OpenExchange {
   let received = '';
   const watchers: (() => void)[] = [];
   let onHead!: (h: { status: number; headers: http.IncomingHttpHeaders }) => void;
   const head = new Promise<{ status: number; headers: http.IncomingHttpHeaders }>((resolve) => (onHead = resolve));
   let onDone!: (how: 'end' | 'cut') => void;
   const done = new Promise<'end' | 'cut'>((resolve) => (onDone = resolve));
-  const req = http.request(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, agent: false }, (res) => {
+  const req = http.request(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, agent: false }, (res) => {
     onHead({ status: res.statusCode ?? 0, headers: res.headers });
     res.setEncoding('utf8');
     res.on('data', (c: string) => {

@@ -1,0 +1,95 @@
+import { isAlias, isMap, isScalar, LineCounter, parseDocument, stringify } from 'yaml';
+import { err, ok, type Result } from '../result.js';
+import { IDENTITY_FIELDS } from './identity.js';
+import { hashChanges, type HashChange } from './reference-compare.js';
+import { readLikeReference, type ReferenceEntry } from './reference-reader.js';
+
+/**
+ * Turns a config file the reference implementation accepted but YAML refuses into
+ * valid YAML with the same values, hence the same hashes (SPEC §12). The reference
+ * wrote names unquoted (`[prod] db`, `@home`, `db: main`, `*star`, `- dash`) and
+ * read indentation loosely (tabs). Only the lines that need it change, so every
+ * comment and every other key stays as written: a value YAML would refuse or read as
+ * something else becomes a double-quoted YAML string of exactly what the reference
+ * read, and tab indentation becomes spaces. The result is checked by parsing it.
+ */
+export interface Migration {
+  text: string;
+  /** 0-based indices of the lines that changed (the line count never changes). */
+  changedLines: number[];
+  /** How tabs in indentation were read, when there were any. */
+  tabWidth: number | null;
+  /** Entries whose hash here differs from the reference's, and why. */
+  changes: HashChange[];
+}
+
+const FIELD_LINE = new RegExp(`^([ \\t]*)(-[ ]*)?(${IDENTITY_FIELDS.join('|')}):([ \\t]*)(.*?)([ \\t\\r]*)$`);
+
+/** True when YAML would not read `value` after `key:` as the plain text the reference read. */
+function needsQuotes(key: string, value: string): boolean {
+  if (value === '') return false;
+  const doc = parseDocument(`${key}: ${value}\n`, { logLevel: 'silent' });
+  if (doc.errors.length > 0 || doc.warnings.length > 0) return true;
+  const node = isMap(doc.contents) ? doc.contents.items[0]?.value : undefined;
+  return isAlias(node) || !isScalar(node) || node.tag !== undefined;
+}
+
+/** Leading white space with tabs expanded to the next multiple of `width`. */
+function expandIndent(line: string, width: number): string {
+  const m = /^[ \t]*/.exec(line)?.[0] ?? '';
+  if (!m.includes('\t')) return line;
+  let col = 0;
+  for (const ch of m) col = ch === '\t' ? (Math.floor(col / width) + 1) * width : col + 1;
+  return ' '.repeat(col) + line.slice(m.length);
+}
+
+function quoteFields(lines: string[], reference: readonly ReferenceEntry[]): string[] {
+  const out = [...lines];
+  for (const entry of reference) {
+    for (const field of Object.values(entry.fields)) {
+      const m = FIELD_LINE.exec(out[field.line] ?? '');
+      if (!m) continue;
+      const [, indent = '', dash = '', key = '', , value = ''] = m;
+      if (!needsQuotes(key, value)) continue;
+      const quoted = stringify(field.value, { defaultStringType: 'QUOTE_DOUBLE', lineWidth: 0 }).trimEnd();
+      out[field.line] = `${indent}${dash}${key}: ${quoted}`;
+    }
+  }
+  return out;
+}
+
+function firstError(text: string): string | null {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, logLevel: 'silent' });
+  const e = doc.errors[0];
+  if (!e) return null;
+  const { line, col } = lines.linePos(e.pos[0]);
+  return `line ${line}, column ${col}: ${e.message.split('\n')[0] ?? ''}`;
+}
+
+/**
+ * The migrated text of `text`, or why it cannot be migrated automatically (the first
+ * YAML problem left). A file YAML already accepts comes back unchanged, with the hash
+ * changes it carries.
+ */
+export function migrate(text: string): Result<Migration, string> {
+  const reference = readLikeReference(text);
+  if (firstError(text) === null) return ok({ text, changedLines: [], tabWidth: null, changes: hashChanges(text, reference) ?? [] });
+
+  const lines = text.split('\n');
+  const hasTabs = lines.some((l) => /^[ \t]*\t/.test(l));
+  let left = '';
+  for (const width of hasTabs ? [2, 4, 8] : [0]) {
+    const indented = width === 0 ? lines : lines.map((l) => expandIndent(l, width));
+    const candidate = quoteFields(indented, reference);
+    const joined = candidate.join('\n');
+    const problem = firstError(joined);
+    if (problem !== null) {
+      left ||= problem;
+      continue;
+    }
+    const changedLines = candidate.flatMap((l, i) => (l !== lines[i] ? [i] : []));
+    return ok({ text: joined, changedLines, tabWidth: hasTabs ? width : null, changes: hashChanges(joined, reference) ?? [] });
+  }
+  return err(`cannot be turned into valid YAML line by line; fix this by hand first: ${left}`);
+}

@@ -1,0 +1,90 @@
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import { parseConfigText } from '../../src/config/load.js';
+
+// `tunnel-manager migrate` as a user runs it: the built command on copies of the
+// corpus files the reference wrote and YAML refuses.
+const MAIN = join(import.meta.dirname, '../../dist/main.js');
+const CORPUS = join(import.meta.dirname, '../fixtures/reference-configs');
+const dir = mkdtempSync(join(tmpdir(), 'tm-migrate-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [MAIN, ...args], { env: { PATH: process.env.PATH ?? '' }, timeout: 30_000 }, (e, stdout, stderr) => {
+      resolve({ code: e ? Number((e as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+const referenceHashes = (name: string) =>
+  readFileSync(join(CORPUS, name.replace(/\.yaml$/, '.reference.tsv')), 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => l.split('\t')[5]);
+
+describe.each(['panel-written-names.yaml', 'tab-indentation.yaml'])('migrate %s', (name) => {
+  const path = join(dir, name);
+  copyFileSync(join(CORPUS, name), path);
+  const original = readFileSync(path, 'utf8');
+
+  test('YAML refuses the file as the reference wrote it', () => {
+    expect(parseConfigText(original).kind).toBe('invalid');
+  });
+
+  test('without --write: the diff and the unchanged hashes are printed, the file is not touched', async () => {
+    const r = await run(['migrate', '--config', path]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`^--- ${path}\\n\\+\\+\\+ ${path} \\(migrated\\)\\n@@ -1,`));
+    expect(r.stdout).toContain('Every tunnel has the hash the reference gave it.');
+    expect(r.stdout).toContain('Nothing written; run again with --write');
+    expect(readFileSync(path, 'utf8')).toBe(original);
+  });
+
+  test('--write: valid YAML with the reference hashes, a backup of the old text, and a second run has nothing to do', async () => {
+    const r = await run(['migrate', '--config', path, '--write']);
+    expect(r.code).toBe(0);
+    const backup = /the previous text is in (.+\.bak)\.\n/.exec(r.stdout)?.[1];
+    expect(backup).toBeDefined();
+    expect(readFileSync(backup!, 'utf8')).toBe(original);
+    const migrated = readFileSync(path, 'utf8');
+    const loaded = parseConfigText(migrated);
+    expect(loaded.kind).toBe('ok');
+    if (loaded.kind === 'ok') expect(loaded.config.tunnels.map((t) => t.hash)).toEqual(referenceHashes(name));
+    expect(migrated.split('\n')).toHaveLength(original.split('\n').length);
+    expect(readdirSync(dir).filter((f) => f.includes('.tmp'))).toEqual([]);
+    const again = await run(['migrate', '--config', path, '--write']);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('is valid YAML already; nothing to change.');
+    expect(readFileSync(path, 'utf8')).toBe(migrated);
+  });
+});
+
+test('the hashes the reference got wrong are listed with the reason', async () => {
+  const path = join(dir, 'misread.yaml');
+  copyFileSync(join(CORPUS, 'misread-by-reference.yaml'), path);
+  const r = await run(['migrate', '--config', path]);
+  expect(r.code).toBe(0);
+  expect(r.stdout).toContain('6 tunnels will have another hash than under the reference');
+  expect(r.stdout).toMatch(/line 2, tunnel "db": hash 2e6d9d63 there → [0-9a-f]{8} here: name: the reference read "db # the main database", YAML reads "db"/);
+  expect(r.stdout).toMatch(/line 6, tunnel "single": .*single quotes/);
+});
+
+test('a file that cannot be repaired line by line is refused with where and why, and left alone', async () => {
+  const path = join(dir, 'broken.yaml');
+  const text = 'tunnels:\n  - name: ok\n    remote_host: bastion\n  ssh_options: [unclosed\n';
+  writeFileSync(path, text);
+  const r = await run(['migrate', '--config', path, '--write']);
+  expect(r.code).toBe(1);
+  expect(r.stderr).toMatch(/cannot be turned into valid YAML line by line; fix this by hand first: line \d+, column \d+: /);
+  expect(readFileSync(path, 'utf8')).toBe(text);
+});
+
+test('a missing file is an error naming it', async () => {
+  const r = await run(['migrate', '--config', join(dir, 'nope.yaml')]);
+  expect(r.code).toBe(1);
+  expect(r.stderr).toContain('nope.yaml: cannot be read (ENOENT)');
+});
