@@ -3,7 +3,7 @@ import type { EngineApi } from './engine-api.js';
 import { bearerAuth } from './auth.js';
 import { createControlApp } from './control.js';
 import { apiError, internalErrorHandler } from './errors.js';
-import { createEventsApp } from './events.js';
+import { createEventsApp, type EventStreamSlots } from './events.js';
 import { createHealthApp } from './health.js';
 import { createMetricsApp, type DaemonMetrics } from './metrics.js';
 import { createReloadApp } from './reload.js';
@@ -22,6 +22,8 @@ export interface DaemonAppOptions {
   onBug?: (e: unknown, c: Context) => void;
   /** Interval of SSE keep-alive comments (tests shorten it). */
   keepAliveMs?: number;
+  /** The /events cap; pass one instance to every listener's app so that the cap is daemon-wide. */
+  eventSlots?: EventStreamSlots;
 }
 
 /** The routes, for 405 answers with an Allow header instead of a misleading 404. */
@@ -43,7 +45,7 @@ export function createDaemonApp(opts: DaemonAppOptions): Hono {
   app.route('/', createHealthApp(engine, onBug));
   app.route('/', createControlApp(engine, onBug));
   app.route('/', createReloadApp(engine, onBug));
-  app.route('/', createEventsApp(engine, { keepAliveMs: opts.keepAliveMs, onBug }));
+  app.route('/', createEventsApp(engine, { keepAliveMs: opts.keepAliveMs, slots: opts.eventSlots, onBug }));
   app.route('/', createMetricsApp(opts.metrics, onBug));
   if (opts.proxy) app.route('/v1', opts.proxy);
 

@@ -41,6 +41,30 @@ export function createMetrics(engine: EngineApi, opts: { now?: () => number; pro
   });
 
   new Gauge({
+    name: 'tunnel_healthy',
+    help: '1 while RUNNING with health ok (SPEC §5), else 0: degraded, unknown (ssh cannot tell) or not running.',
+    labelNames,
+    registers: [own],
+    collect() {
+      this.reset();
+      for (const s of statuses()) this.set({ hash: s.hash, name: s.name }, s.status === 'RUNNING' && s.health.state === 'ok' ? 1 : 0);
+    },
+  });
+
+  new Gauge({
+    name: 'tunnel_health',
+    help: 'The tunnel\'s health state (ok, degraded, unknown): 1 for the current one, 0 for the others.',
+    labelNames: ['hash', 'name', 'state'] as const,
+    registers: [own],
+    collect() {
+      this.reset();
+      for (const s of statuses()) {
+        for (const state of ['ok', 'degraded', 'unknown'] as const) this.set({ hash: s.hash, name: s.name, state }, s.health.state === state ? 1 : 0);
+      }
+    },
+  });
+
+  new Gauge({
     name: 'tunnel_state',
     help: 'The tunnel\'s state: 1 for the current one, 0 for the others.',
     labelNames: ['hash', 'name', 'state'] as const,

@@ -39,6 +39,7 @@ export const API_ERRORS = {
   foreign_origin: 403,
   internal_error: 500,
   config_invalid: 503,
+  too_many_streams: 503,
 } as const;
 export type ApiErrorCode = keyof typeof API_ERRORS;
 

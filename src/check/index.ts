@@ -98,7 +98,7 @@ export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
       };
       // One at a time: each is a short ssh -G, and a DNS lookup at most.
       for (const t of load.config.tunnels) {
-        const r = await checkTunnelHost({ name: t.name, hash: t.hash, remote_host: t.remote_host }, ctx);
+        const r = await checkTunnelHost({ name: t.name, hash: t.hash, remote_host: t.remote_host, ssh_options: t.ssh_options }, ctx);
         if (r.resolution !== null) tunnels.push(r.resolution);
         problems.push(...r.problems);
         notes.push(...r.notes);

@@ -2,10 +2,11 @@ import { lookup } from 'node:dns/promises';
 import { constants, type Stats } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { isIP } from 'node:net';
-import { execa } from 'execa';
 import type { CheckProblem, TunnelResolution } from './report.js';
 import { shellQuote } from './rules.js';
-import { expandIdentityPath, first, isDefaultIdentity, parseSshG, sshErrorLine } from './ssh-g.js';
+import { sshConfigReader } from '../ssh-config/read.js';
+import { first } from '../ssh-config/settings.js';
+import { expandIdentityPath, isDefaultIdentity } from './identity.js';
 
 /** What checking one tunnel's host needs to know about the machine. */
 export interface HostCheckContext {
@@ -26,6 +27,8 @@ export interface TunnelRef {
   name: string;
   hash: string;
   remote_host: string;
+  /** The tunnel's ssh_options: they can change Port, HostName, User, ProxyJump. */
+  ssh_options: Readonly<Record<string, string>>;
 }
 
 async function statOrNull(path: string): Promise<Stats | null> {
@@ -66,20 +69,17 @@ export async function checkTunnelHost(
   ctx: HostCheckContext,
 ): Promise<{ resolution: TunnelResolution | null; problems: CheckProblem[]; notes: string[] }> {
   const where = `tunnel "${t.name}" (remote_host ${t.remote_host})`;
-  const args = ['-G', ...(ctx.sshConfigPath !== null ? ['-F', ctx.sshConfigPath] : []), '--', t.remote_host];
-  const r = await execa(ctx.sshBin, args, { reject: false, stdin: 'ignore', timeout: 10_000 });
-  if (r.exitCode !== 0 || r.failed) {
-    const cause = r.exitCode === undefined ? (r.shortMessage ?? 'ssh could not be run') : sshErrorLine(String(r.stderr));
-    return { resolution: null, problems: [{ where, what: `ssh -G failed: ${cause}`, fix: null }], notes: [] };
-  }
-  const s = parseSshG(String(r.stdout));
-  const hostname = first(s, 'hostname') ?? t.remote_host;
-  const user = first(s, 'user') ?? ctx.localUser;
-  const port = first(s, 'port') ?? '22';
+  // The same ssh -G the daemon reads, with the tunnel's own options: what ssh will really use.
+  const read = await sshConfigReader(ctx.sshBin, ctx.sshConfigPath)({ host: t.remote_host, options: t.ssh_options });
+  if (!read.ok) return { resolution: null, problems: [{ where, what: `ssh -G failed: ${read.error}`, fix: null }], notes: [] };
+  const s = read.value.settings;
+  const hostname = read.value.info.hostname ?? t.remote_host;
+  const user = read.value.info.user ?? ctx.localUser;
+  const port = read.value.info.port;
   const problems: CheckProblem[] = [];
   const notes: string[] = [];
 
-  const proxied = (first(s, 'proxyjump') ?? 'none') !== 'none' || (first(s, 'proxycommand') ?? 'none') !== 'none';
+  const proxied = read.value.info.endpoint === null;
   if (!proxied && !(await resolves(hostname))) {
     const cfg = ctx.sshConfigPath ?? '~/.ssh/config';
     const alias = t.remote_host.includes('@') ? t.remote_host.slice(t.remote_host.indexOf('@') + 1) : t.remote_host;

@@ -77,10 +77,23 @@ function detail(r: StatusRecord, o: FormatOptions): string {
   return '-';
 }
 
+const HEALTH_COLOR: Record<StatusRecord['health']['state'], keyof typeof ANSI> = { ok: 'green', degraded: 'red', unknown: 'yellow' };
+
+/**
+ * Health matters while RUNNING (SPEC §5): `ok`, or the state with its reason, so that
+ * a RUNNING tunnel that carries nothing says so and why. `-` in any other state.
+ */
+export function formatHealth(r: StatusRecord, o: FormatOptions): string {
+  if (r.status !== 'RUNNING' || r.health === undefined) return '-';
+  const h = r.health;
+  const state = paint(o.color, HEALTH_COLOR[h.state] ?? 'reset', h.state);
+  return h.reason === null ? state : `${state}: ${oneLine(h.reason)}`;
+}
+
 export function formatStatus(records: StatusRecord[], o: FormatOptions): string {
   if (records.length === 0) return 'no tunnels configured\n';
   return table(
-    ['NAME', 'HASH', 'DIRECTION', 'STATE', 'UPTIME', 'RESTARTS', 'LAST ERROR'],
+    ['NAME', 'HASH', 'DIRECTION', 'STATE', 'UPTIME', 'RESTARTS', 'LAST ERROR', 'HEALTH'],
     records.map((r) => [
       r.name,
       shortHash(r.hash),
@@ -89,6 +102,7 @@ export function formatStatus(records: StatusRecord[], o: FormatOptions): string 
       detail(r, o),
       String(r.restarts),
       r.last_error === null ? '-' : oneLine(r.last_error),
+      formatHealth(r, o),
     ]),
   );
 }
@@ -99,6 +113,7 @@ export function formatRecordLine(r: StatusRecord, o: FormatOptions): string {
   const d = detail(r, o);
   if (d !== '-') parts.push(d);
   if (r.last_error !== null && r.status !== 'RUNNING' && r.status !== 'STOPPED') parts.push(oneLine(r.last_error));
+  if (r.status === 'RUNNING' && r.health !== undefined && r.health.state !== 'ok') parts.push(`health ${formatHealth(r, o)}`);
   return parts.join(', ') + '\n';
 }
 

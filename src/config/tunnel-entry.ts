@@ -3,10 +3,11 @@ import { ENDPOINT_EXPECTED, parseEndpoint, type Endpoint } from '../tunnel/endpo
 import { DIRECTIONS, type Direction, type TunnelSpec } from '../tunnel/spec.js';
 import { DEFAULT_DIRECTION, DEFAULT_NAME, entryHash, readInteractive, writtenText } from './identity.js';
 import { checkRemoteHost, REMOTE_HOST_EXPECTED } from './remote-host.js';
+import { readHealthCheck } from './health-check.js';
 import { readSshOptions } from './ssh-options-map.js';
 import { child, describe, keyText, quote, scalarText, type Tree } from './tree.js';
 
-export const TUNNEL_FIELDS = ['name', 'remote_host', 'remote_port', 'local_port', 'direction', 'interactive', 'ssh_options'] as const;
+export const TUNNEL_FIELDS = ['name', 'remote_host', 'remote_port', 'local_port', 'direction', 'interactive', 'ssh_options', 'health_check'] as const;
 type TunnelField = (typeof TUNNEL_FIELDS)[number];
 
 const MAX_NAME = 128;
@@ -108,6 +109,7 @@ export function readTunnel(
   }
 
   const own = readSshOptions(tree, fields.get('ssh_options')?.value, child(path, 'ssh_options'));
+  const healthCheck = readHealthCheck(tree, fields.get('health_check')?.value, child(path, 'health_check'));
 
   if (tree.errors.length > errorsBefore || name === null || remoteHost === null || remotePort === null || localPort === null || direction === null) {
     return null;
@@ -123,6 +125,7 @@ export function readTunnel(
       direction,
       interactive,
       ssh_options: { ...fileSshOptions, ...own },
+      ...(healthCheck ? { health_check: healthCheck } : {}),
       written: isPlainObject(written) ? written : {},
       line: tree.at(node).line,
     },

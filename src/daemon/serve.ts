@@ -1,4 +1,5 @@
 import { createDaemonApp } from '../api/app.js';
+import { EventStreamSlots } from '../api/events.js';
 import { createMetrics } from '../api/metrics.js';
 import { startListeners } from '../api/server.js';
 import { createTerminalRoute, type TerminalRoute } from '../api/terminal.js';
@@ -73,13 +74,14 @@ export async function startDaemon(settings: DaemonSettings, log: Log, env: NodeJ
       },
     });
     const metrics = createMetrics(engine, { also: [proxyMetrics.registry] });
+    const eventSlots = new EventStreamSlots();
     const tcpTerminal = createTerminalRoute({ engine, tokens: settings.tokens, log });
     const socketTerminal = createTerminalRoute({ engine, tokens: null, log });
     terminals = [tcpTerminal, socketTerminal];
     listeners = await startListeners({
       upgrade: { tcp: (req, socket, head) => tcpTerminal.upgrade(req, socket, head), socket: (req, socket, head) => socketTerminal.upgrade(req, socket, head) },
-      tcpApp: createDaemonApp({ engine, transport: 'tcp', tokens: settings.tokens, proxy, metrics }),
-      socketApp: createDaemonApp({ engine, transport: 'socket', tokens: null, metrics }),
+      tcpApp: createDaemonApp({ engine, transport: 'tcp', tokens: settings.tokens, proxy, metrics, eventSlots }),
+      socketApp: createDaemonApp({ engine, transport: 'socket', tokens: null, metrics, eventSlots }),
       listen: settings.listen,
       socketPath: settings.socketPath,
       tokens: settings.tokens,

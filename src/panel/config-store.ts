@@ -17,6 +17,10 @@ export interface ConfigView {
   valid: boolean;
   problems: ConfigProblem[];
   warnings: ConfigProblem[];
+  /** How much of the file the daemon can apply: all, partial (the entries in `rejected` are left out), none. */
+  applied: 'all' | 'partial' | 'none';
+  /** Indices of the entries left out for their problems. */
+  rejected: number[];
   entries: EntryView[];
   /** Why the form cannot edit this file (YAML syntax error, not a map, too big), else null. */
   not_editable: string | null;
@@ -50,17 +54,24 @@ export interface ConfigStoreDeps {
   log: (e: Record<string, unknown>) => void;
 }
 
-function validate(text: string, mode: DirectionMode): { problems: ConfigProblem[]; warnings: ConfigProblem[] } {
+interface Validation {
+  problems: ConfigProblem[];
+  warnings: ConfigProblem[];
+  applied: ConfigView['applied'];
+  rejected: number[];
+}
+
+function validate(text: string, mode: DirectionMode): Validation {
   const r = parseConfigText(text, { mode });
   switch (r.kind) {
     case 'ok':
-      return { problems: [], warnings: r.warnings };
+      return { problems: [], warnings: r.warnings, applied: 'all', rejected: [] };
     case 'partial':
-      return { problems: r.problems, warnings: r.warnings };
+      return { problems: r.problems, warnings: r.warnings, applied: 'partial', rejected: r.rejected.map((e) => e.index) };
     case 'invalid':
-      return { problems: r.problems, warnings: [] };
+      return { problems: r.problems, warnings: [], applied: 'none', rejected: [] };
     case 'missing':
-      return { problems: [], warnings: [] };
+      return { problems: [], warnings: [], applied: 'all', rejected: [] };
     default:
       return unreachable(r, 'result');
   }
@@ -88,16 +99,18 @@ export class ConfigStore {
     const base = { path: this.#deps.path, version: f.version, missing: f.missing };
     if (f.tooBig !== null) {
       const problem: ConfigProblem = { line: 0, column: 0, field: '(file)', expected: 'at most 1 MiB', found: `${f.tooBig} bytes` };
-      return { ...base, valid: false, problems: [problem], warnings: [], entries: [], not_editable: 'the file is over 1 MiB; fix it by hand' };
+      return { ...base, valid: false, problems: [problem], warnings: [], applied: 'none', rejected: [], entries: [], not_editable: 'the file is over 1 MiB; fix it by hand' };
     }
     const text = f.text ?? '';
-    const { problems, warnings } = validate(text, this.#deps.mode);
+    const { problems, warnings, applied, rejected } = validate(text, this.#deps.mode);
     const entries = readEntries(text);
     return {
       ...base,
       valid: problems.length === 0,
       problems,
       warnings,
+      applied,
+      rejected,
       entries: entries.ok ? entries.value : [],
       not_editable: entries.ok ? null : entries.error.message,
     };

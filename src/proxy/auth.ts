@@ -14,3 +14,12 @@ export function bearerMatches(authorization: string | undefined, keys: readonly 
   const token = bearerToken(authorization);
   return token !== null && secretMatches(token, keys);
 }
+
+/**
+ * The client's key as an Authorization value: its own, or, from Anthropic's clients,
+ * which send the key as `x-api-key`, that key as a Bearer token.
+ */
+export function clientAuthorization(headers: { authorization?: string; 'x-api-key'?: string | string[] }): string | undefined {
+  const apiKey = headers['x-api-key'];
+  return headers.authorization === undefined && typeof apiKey === 'string' ? `Bearer ${apiKey}` : headers.authorization;
+}

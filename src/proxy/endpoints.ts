@@ -5,10 +5,8 @@ import { describe, readJsonBody } from './json-body.js';
 
 /** One POST endpoint routed by its body's `model`; the table below is the whole list. */
 export interface Endpoint {
-  /** The path under `/v1`, the same on the provider (under its base path). */
+  /** The path under `/v1`, the same on the provider (under its base path); also the `endpoint` of log lines and metrics. */
   path: string;
-  /** For log lines and metric labels. */
-  name: 'chat' | 'responses' | 'embeddings' | 'completions' | 'messages';
   /** The request format: only providers that take it get the request. */
   format: ProviderFormat;
   /** Whose error shape the endpoint's clients read. */
@@ -18,11 +16,13 @@ export interface Endpoint {
 }
 
 export const ENDPOINTS: readonly Endpoint[] = [
-  { path: '/chat/completions', name: 'chat', format: 'openai', family: 'openai', lists: ['messages'] },
-  { path: '/responses', name: 'responses', format: 'openai', family: 'openai' },
-  { path: '/embeddings', name: 'embeddings', format: 'openai', family: 'openai' },
-  { path: '/completions', name: 'completions', format: 'openai', family: 'openai' },
-  { path: '/messages', name: 'messages', format: 'anthropic', family: 'anthropic', lists: ['messages'] },
+  { path: '/chat/completions', format: 'openai', family: 'openai', lists: ['messages'] },
+  { path: '/responses', format: 'openai', family: 'openai' },
+  { path: '/embeddings', format: 'openai', family: 'openai' },
+  { path: '/completions', format: 'openai', family: 'openai' },
+  { path: '/messages', format: 'anthropic', family: 'anthropic', lists: ['messages'] },
+  // What Anthropic's SDK (messages.countTokens) and Claude Code call before a long prompt.
+  { path: '/messages/count_tokens', format: 'anthropic', family: 'anthropic', lists: ['messages'] },
 ];
 
 /** A request body that passed the proxy's own checks, with `model` as the client sent it. */

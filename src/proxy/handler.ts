@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { bearerMatches } from './auth.js';
+import { bearerMatches, clientAuthorization } from './auth.js';
 import { readBody } from './body.js';
 import { withModel } from './chat-request.js';
 import { applyCors } from './cors.js';
@@ -12,6 +12,7 @@ import { observeRequest, type Observation } from './observe.js';
 import { runtimeCache, type Provider, type Runtime } from './providers.js';
 import { pickRequestId } from './request-id.js';
 import { createRests } from './rest.js';
+import { discardRest } from './discard.js';
 import { formatMismatch, targetsFor } from './routing.js';
 import { createUpstreamPool } from './upstream.js';
 
@@ -67,9 +68,7 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
       sendError(res, requestId, { status: 503, type: 'server_error', code: 'proxy_keys_unset', message: 'proxy.api_keys refers only to environment variables that are not set; see the server log' }, true, family);
       return false;
     }
-    // Anthropic's clients send their key as x-api-key, OpenAI's as a Bearer token.
-    const apiKey = req.headers['x-api-key'];
-    const given = typeof apiKey === 'string' && req.headers.authorization === undefined ? `Bearer ${apiKey}` : req.headers.authorization;
+    const given = clientAuthorization(req.headers);
     if (bearerMatches(given, runtime.clientKeys)) return true;
     const message = given === undefined ? 'missing API key: send "Authorization: Bearer <key>" (or "x-api-key: <key>")' : 'incorrect API key';
     sendError(res, requestId, { status: 401, type: 'authentication_error', code: 'invalid_api_key', message }, true, family);
@@ -166,6 +165,8 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
 
   const other: NodeHandler = (req, res) => {
     const requestId = pickRequestId(req.headers['x-request-id']);
+    // One label for every unknown path, so that a scanner cannot grow the series without bound.
+    observeRequest({ requestId, endpoint: 'other', res, log: deps.log, metrics: deps.metrics });
     if (applyCors(req, res, runtimeOf(deps.getConfig()).corsOrigins)) return;
     const path = (req.url ?? '/').split('?')[0]!;
     sendError(res, requestId, notFound(req.method ?? '', path), true, path === '/v1/messages' || path.startsWith('/v1/messages/') ? 'anthropic' : 'openai');
@@ -180,28 +181,6 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
       pool.close();
     },
   };
-}
-
-// How much of a refused body is read and thrown away, and for how long, before the
-// connection is cut anyway.
-const DISCARD_BYTES_FACTOR = 4;
-const DISCARD_MS = 10_000;
-
-/**
- * Reads and drops the rest of a refused body, bounded. Closing at once would make a
- * client that is still sending (no `Expect: 100-continue`) fail with EPIPE before it
- * reads the 413; reading forever would let a client hold the connection.
- */
-function discardRest(req: IncomingMessage, limit: number): void {
-  let dropped = 0;
-  const cut = setTimeout(() => req.socket.destroy(), DISCARD_MS);
-  cut.unref();
-  req.on('data', (chunk: Buffer) => {
-    dropped += chunk.length;
-    if (dropped > DISCARD_BYTES_FACTOR * limit) req.socket.destroy();
-  });
-  req.once('close', () => clearTimeout(cut));
-  req.resume();
 }
 
 /** Any path of the group other than its routes. */

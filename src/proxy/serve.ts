@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { answerParserErrors, LISTENER_OPTIONS, requireHost } from '../http-listener.js';
-import { bearerMatches } from './auth.js';
+import { bearerMatches, clientAuthorization } from './auth.js';
 import type { ProxyDeps } from './deps.js';
 import { sendError } from './errors.js';
 import { createProxyHandler } from './handler.js';
@@ -29,7 +29,7 @@ export function startProxyServer(options: { host: string; port: number; deps: Pr
   const metrics: http.RequestListener = (req, res) => {
     const requestId = pickRequestId(req.headers['x-request-id']);
     const keys = runtimeOf(deps.getConfig()).clientKeys;
-    if (keys !== null && !bearerMatches(req.headers.authorization, keys)) {
+    if (keys !== null && !bearerMatches(clientAuthorization(req.headers), keys)) {
       return sendError(res, requestId, { status: 401, type: 'authentication_error', code: 'invalid_api_key', message: 'GET /metrics needs "Authorization: Bearer <one of proxy.api_keys>"' }, true);
     }
     void deps.metrics.registry.metrics().then((text) => {

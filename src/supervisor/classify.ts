@@ -10,6 +10,7 @@ export type FailureReason =
   | 'unknown_host'
   | 'bad_arguments'
   | 'spawn_failed'
+  | 'forwarding_refused'
   // Everything else: RETRYING.
   | 'refused'
   | 'timeout'
@@ -53,6 +54,15 @@ interface Rule {
   label: string;
 }
 
+/**
+ * sshd refusing forwarding altogether. For -R it sends "Server has disabled port
+ * forwarding." (a debug message the client prints as "debug1: Remote: …") before
+ * the failure, which tells it apart from a taken port; for -L every channel is
+ * "administratively prohibited" (also when PermitOpen forbids the target).
+ */
+const FORWARDING_REFUSED = /^debug1: Remote: Server has disabled port forwarding|open failed: administratively prohibited/i;
+const FORWARDING_REFUSED_LABEL = 'the server refuses port forwarding (AllowTcpForwarding, PermitOpen or a no-port-forwarding key option)';
+
 // Order matters: the first rule whose pattern matches any line wins.
 const RULES: readonly Rule[] = [
   { pattern: /REMOTE HOST IDENTIFICATION HAS CHANGED|Host key verification failed|host key for .* has changed|No \S+ host key is known for/i, reason: 'host_key', label: 'host key verification failed' },
@@ -80,7 +90,7 @@ const PROBES: Partial<Record<FailureReason, ProbeKind>> = {
   local_port_busy: 'local-bind',
 };
 
-const FATAL: ReadonlySet<FailureReason> = new Set(['auth', 'host_key', 'unknown_host', 'bad_arguments', 'spawn_failed']);
+const FATAL: ReadonlySet<FailureReason> = new Set(['auth', 'host_key', 'unknown_host', 'bad_arguments', 'spawn_failed', 'forwarding_refused']);
 
 /** ssh's debug output (LogLevel DEBUG1..3); never the meaningful line. */
 export function isDebugLine(line: string): boolean {
@@ -105,6 +115,9 @@ function failure(reason: FailureReason, message: string): Failure {
 
 /** Decides FAILED or RETRYING for an ssh child that ended without being asked to. */
 export function classifyExit(facts: ExitFacts): Failure {
+  // Checked before the debug lines are dropped: sshd's reason arrives as one.
+  const refused = forwardingRefused(facts.lines);
+  if (refused !== null) return refused;
   const useful = usefulLines(facts.lines);
   for (const rule of RULES) {
     const hit = useful.find((l) => rule.pattern.test(l));
@@ -129,6 +142,26 @@ export function classifyExit(facts: ExitFacts): Failure {
   }
   const code = facts.code === null ? 'no exit code' : `exit code ${facts.code}`;
   return failure('unknown', last !== undefined ? `ssh exited (${code}): ${last}` : `ssh exited unexpectedly (${code})`);
+}
+
+/**
+ * A line that proves the server refuses forwarding, as the FAILED cause; null for any
+ * other line. Also used while the tunnel runs: a -L channel refused this way means
+ * every connection through the tunnel fails, and a retry cannot fix it.
+ */
+export function forwardingRefusedLine(line: string): Failure | null {
+  const l = line.trim();
+  if (!FORWARDING_REFUSED.test(l)) return null;
+  const said = l.replace(/^debug1: Remote: /, '');
+  return failure('forwarding_refused', `${FORWARDING_REFUSED_LABEL}: ${said}`);
+}
+
+function forwardingRefused(lines: readonly string[]): Failure | null {
+  for (const l of lines) {
+    const f = forwardingRefusedLine(l);
+    if (f !== null) return f;
+  }
+  return null;
 }
 
 /** The failure of an attempt that never reported its forward in time. */

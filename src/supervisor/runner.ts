@@ -6,7 +6,9 @@ import type { TunnelSpec } from '../tunnel/spec.js';
 import type { StatusRecord } from '../tunnel/status.js';
 import { unreachable } from '../unreachable.js';
 import type { BackoffPolicy } from './backoff.js';
-import { classifyExit, spawnFailure, type Failure } from './classify.js';
+import { classifyExit, forwardingRefusedLine, spawnFailure, type Failure } from './classify.js';
+import type { CheckTarget } from './health-check-run.js';
+import { HealthMonitor } from './health-monitor.js';
 import type { Clock } from './clock.js';
 import { initialTunnel, isActive, next, pidOf, publicStatus, type Effect, type Event, type Rules, type SpawnMode, type Tunnel } from './lifecycle.js';
 import type { Probe, ProbeTarget } from './probe.js';
@@ -35,6 +37,8 @@ export interface TunnelPlan {
   spacingKey: string;
   /** Kill and retry an attempt whose forward is not established by then. */
   startTimeoutMs: number;
+  /** Where a health_check connects through the forward (null: out of the daemon's reach). */
+  checkTarget: CheckTarget | null;
 }
 
 export interface RunnerDeps {
@@ -80,6 +84,10 @@ export class Runner {
   private readonly ring: LineRing;
   /** The person's terminal on an interactive tunnel's login. */
   private readonly slot = new LoginSlot();
+  private readonly health: HealthMonitor;
+  /** The attempt whose RUNNING period the health monitor watches. */
+  private watchedAttempt: number | null = null;
+  private quietHealth = false;
 
   constructor(
     private plan: TunnelPlan,
@@ -87,6 +95,15 @@ export class Runner {
   ) {
     this.tunnel = initialTunnel(deps.clock.now());
     this.ring = new LineRing(deps.logLines);
+    this.health = new HealthMonitor({
+      clock: deps.clock,
+      // Inside a transition the lifecycle's own announcement follows.
+      onChange: () => {
+        if (!this.quietHealth) this.announce();
+      },
+      onRestartDue: () => void this.restart(),
+      note: (text) => this.note(text),
+    });
   }
 
   get hash(): string {
@@ -100,6 +117,11 @@ export class Runner {
   /** Used by the next spawn; a running child keeps the plan it was started with. */
   setPlan(plan: TunnelPlan): void {
     this.plan = plan;
+  }
+
+  /** The plan the next spawn uses. */
+  get currentPlan(): TunnelPlan {
+    return this.plan;
   }
 
   logs(): string[] {
@@ -128,6 +150,7 @@ export class Runner {
       last_exit: t.lastExit,
       last_error: t.lastError,
       next_retry_at: t.phase.id === 'backoff' ? new Date(t.phase.until).toISOString() : null,
+      health: this.health.record(),
     };
   }
 
@@ -181,6 +204,8 @@ export class Runner {
         const { clock } = this.deps;
         const step = next(this.tunnel, e, this.rules(), { now: clock.now(), random: () => clock.random() });
         this.tunnel = step.tunnel;
+        // Before the announcement, so that a RUNNING record already carries its health.
+        this.followHealth(false);
         for (const effect of step.effects) this.perform(effect);
       }
     } finally {
@@ -290,6 +315,10 @@ export class Runner {
       lines.push(line);
       if (keepInLog(line)) this.ring.push(line);
       this.deps.onLine?.(plan.spec.hash, line);
+      if (this.watchedAttempt === attempt) this.health.line(line);
+      // sshd refusing every -L channel is a cause no retry fixes (SPEC §4), but ssh
+      // would go on listening; ended here, its exit classifies as FAILED with the line.
+      if (plan.flag === '-L' && forwardingRefusedLine(line) !== null) this.children.get(attempt)?.child.kill('SIGTERM');
       if (isLoggedInLine(line)) release();
       if (isEstablishedLine(line, plan.flag)) {
         release();
@@ -356,6 +385,25 @@ export class Runner {
     this.lastEmitted = key;
     this.deps.log({ event: 'tunnel_state', hash: record.hash, name: record.name, status: record.status, pid: record.pid, last_error: record.last_error });
     this.deps.onChange(record);
+  }
+
+  /** Starts or ends the health watch as the phase enters or leaves RUNNING (one watch per attempt). */
+  private followHealth(announce: boolean): void {
+    const p = this.tunnel.phase;
+    this.quietHealth = !announce;
+    try {
+      if (p.id === 'running') {
+        if (this.watchedAttempt === p.attempt) return;
+        this.watchedAttempt = p.attempt;
+        const plan = this.plan;
+        this.health.up({ pid: p.pid, flag: plan.flag, remoteBind: plan.remoteBind, check: plan.spec.health_check ?? null, target: plan.checkTarget });
+      } else if (this.watchedAttempt !== null) {
+        this.watchedAttempt = null;
+        this.health.down();
+      }
+    } finally {
+      this.quietHealth = false;
+    }
   }
 
   /** A line of our own in the tunnel's log, between ssh's lines. */

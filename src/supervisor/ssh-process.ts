@@ -56,6 +56,8 @@ export const execaSpawn: SpawnSsh = (file, args, onLine) => {
 export async function terminate(child: SshChild, graceMs: number, clock: Clock): Promise<ChildExit> {
   const escalation = new AbortController();
   child.kill('SIGTERM');
+  // A stopped ssh (SIGSTOP, a frozen client) only acts on TERM once continued.
+  child.kill('SIGCONT');
   void clock.sleep(graceMs, escalation.signal).then((elapsed) => {
     if (elapsed) child.kill('SIGKILL');
   });

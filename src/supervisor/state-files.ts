@@ -10,6 +10,8 @@ export interface StatePaths {
   knownHosts: string;
   /** Debug logs (ssh -E) of the interactive tunnels' ssh, one per tunnel, removed when it exits. */
   loginLogs: string;
+  /** The ssh config every ssh the daemon runs gets with -F (ssh-config/daemon-config.ts). */
+  sshConfig: string;
 }
 
 export function statePaths(dir: string): StatePaths {
@@ -19,6 +21,7 @@ export function statePaths(dir: string): StatePaths {
     children: join(dir, 'children.json'),
     knownHosts: join(dir, 'known_hosts'),
     loginLogs: join(dir, 'logins'),
+    sshConfig: join(dir, 'ssh_config'),
   };
 }
 

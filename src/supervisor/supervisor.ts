@@ -1,6 +1,8 @@
 // The supervisor: one runner per configured tunnel, driven by the config (apply) and
 // by the user (start/stop, remembered in the state dir). Operations run one at a
 // time, so a reload never interleaves with a stop.
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
 import type { DirectionMode, TunnelSpec } from '../tunnel/spec.js';
 import type { DesiredState, StatusRecord } from '../tunnel/status.js';
 import { DEFAULT_BACKOFF } from './backoff.js';
@@ -10,18 +12,22 @@ import { DesiredStore } from './desired.js';
 import { diffTunnels } from '../config/diff.js';
 import { buildPlan, type PlanContext } from './plan.js';
 import { tcpProbe } from './probe.js';
-import { Runner, type RunnerDeps } from './runner.js';
+import { Runner, type RunnerDeps, type TunnelPlan } from './runner.js';
 import { SpawnSpacer } from './spacing.js';
-import { FALLBACK_HOST_INFO, sshGResolver, type HostInfo, type ResolveHost } from './ssh-host.js';
+import { sshConfigReader, type ReadSshConfig, type SshView } from '../ssh-config/read.js';
+import { FALLBACK_HOST_INFO, type HostInfo } from '../ssh-config/settings.js';
+import { userConfigFiles } from '../ssh-config/daemon-config.js';
+import { watchSshConfig, type SshConfigWatcher } from '../ssh-config/watch.js';
+import { writeDaemonSshConfig } from './ssh-config-file.js';
 import { ptySpawn, type SpawnPty } from './pty-process.js';
-import { execaSpawn } from './ssh-process.js';
+import { execaSpawn, type SpawnSsh } from './ssh-process.js';
 import { prepareStateDir, statePaths } from './state-files.js';
 import { err, type Result } from '../result.js';
 import type { ApplyReport, Attachment, AttachRefusal, SupervisorApi, SupervisorEvent, TerminalSink } from './types.js';
 
 export interface SupervisorOptions {
   sshBin: string;
-  /** Passed to ssh (and ssh -G) as -F when set. */
+  /** The user's ssh config: read by ssh -G with -F when set, and Included by the daemon's own (ssh-config-file.ts). */
   sshConfigPath: string | null;
   stateDir: string;
   mode: DirectionMode;
@@ -61,7 +67,8 @@ export async function createSupervisor(opts: SupervisorOptions): Promise<Supervi
   if (leftovers.stuck.length > 0) log({ event: 'leftover_ssh_stuck', pids: leftovers.stuck });
   const registry = new ChildRegistry(paths.children);
   registry.reset();
-  return new Supervisor(opts, clock, log, registry, DesiredStore.load(paths.desired), paths.knownHosts, paths.loginLogs, graceMs);
+  const daemonSshConfig = writeDaemonSshConfig(paths, opts.sshConfigPath, log);
+  return new Supervisor(opts, clock, log, registry, DesiredStore.load(paths.desired), paths.knownHosts, paths.loginLogs, graceMs, daemonSshConfig);
 }
 
 class Supervisor implements SupervisorApi {
@@ -69,7 +76,10 @@ class Supervisor implements SupervisorApi {
   private readonly listeners = new Set<(e: SupervisorEvent) => void>();
   private readonly runnerDeps: RunnerDeps;
   private readonly planContext: PlanContext;
-  private readonly resolveHost: ResolveHost;
+  private readonly readSshConfig: ReadSshConfig;
+  private readonly sshConfigWatcher: SshConfigWatcher;
+  /** The user's config files, watched even before ssh reads them (they may not exist yet). */
+  private readonly userConfigFiles: string[];
   private queue: Promise<unknown> = Promise.resolve();
   private shutdownPromise: Promise<void> | null = null;
 
@@ -82,9 +92,15 @@ class Supervisor implements SupervisorApi {
     knownHostsPath: string,
     loginLogDir: string,
     graceMs: number,
+    daemonSshConfig: string,
   ) {
-    this.resolveHost = sshGResolver(opts.sshBin, opts.sshConfigPath);
-    this.planContext = { sshBin: opts.sshBin, sshConfigPath: opts.sshConfigPath, mode: opts.mode, knownHostsPath, loginLogDir };
+    this.readSshConfig = sshConfigReader(opts.sshBin, opts.sshConfigPath);
+    this.planContext = { sshBin: opts.sshBin, sshConfigPath: daemonSshConfig, mode: opts.mode, knownHostsPath, loginLogDir };
+    this.userConfigFiles = userConfigFiles(opts.sshConfigPath).map((f) => (f.startsWith('~/') ? join(homedir(), f.slice(2)) : f));
+    this.sshConfigWatcher = watchSshConfig(
+      () => void this.refreshSshConfig('ssh config changed').catch((e: unknown) => log({ event: 'ssh_config_refresh_failed', error: String(e) })),
+      (e) => log({ event: 'ssh_config_watch_error', error: e.message }),
+    );
     this.runnerDeps = {
       clock,
       spawn: execaSpawn,
@@ -106,9 +122,11 @@ class Supervisor implements SupervisorApi {
   apply(tunnels: readonly TunnelSpec[]): Promise<ApplyReport> {
     return this.serial(async () => {
       const diff = diffTunnels([...this.runners.values()].map((r) => r.spec), tunnels);
-      // Read the ssh config afresh: a reload is also when the user expects edits to it to count.
-      const hosts = await this.resolveHosts([...diff.added, ...diff.changed.map((c) => c.after)]);
-      const planFor = (spec: TunnelSpec) => buildPlan(spec, this.planContext, hosts.get(spec.remote_host) ?? FALLBACK_HOST_INFO);
+      // Read the ssh config afresh for every tunnel: a reload (and SIGHUP) is also when
+      // the user expects edits to it to count.
+      const hosts = await this.resolveHosts(tunnels);
+      const planFor = (spec: TunnelSpec) => buildPlan(spec, this.planContext, hosts.get(spec.hash) ?? FALLBACK_HOST_INFO);
+      for (const spec of diff.unchanged) this.replan(spec.hash, planFor(spec));
 
       await Promise.all(
         diff.removed.map(async (spec) => {
@@ -167,6 +185,7 @@ class Supervisor implements SupervisorApi {
     return this.serial(async () => {
       const runner = this.runner(hash);
       this.desired.set([hash], 'started');
+      await this.rereadFor(runner);
       runner.start({ restart: false });
       return runner.status();
     });
@@ -177,6 +196,7 @@ class Supervisor implements SupervisorApi {
     return this.serial(async () => {
       const runner = this.runner(hash);
       this.desired.set([hash], 'started');
+      await this.rereadFor(runner);
       await runner.restart();
       return runner.status();
     });
@@ -237,6 +257,7 @@ class Supervisor implements SupervisorApi {
 
   shutdown(): Promise<void> {
     this.shutdownPromise ??= this.serial(async () => {
+      await this.sshConfigWatcher.close();
       await Promise.all([...this.runners.values()].map((r) => r.stop()));
       this.log({ event: 'supervisor_stopped' });
     });
@@ -256,10 +277,55 @@ class Supervisor implements SupervisorApi {
     return runner;
   }
 
+  /**
+   * Reads `ssh -G` for each tunnel (with its ssh_options), keyed by hash, and watches
+   * the files those answers came from.
+   */
   private async resolveHosts(specs: readonly TunnelSpec[]): Promise<Map<string, HostInfo>> {
-    const names = [...new Set(specs.map((s) => s.remote_host))];
-    const infos = await Promise.all(names.map((n) => this.resolveHost(n).catch(() => FALLBACK_HOST_INFO)));
-    return new Map(names.map((n, i) => [n, infos[i] ?? FALLBACK_HOST_INFO]));
+    const views = await Promise.all(
+      specs.map(async (spec): Promise<SshView | null> => {
+        const r = await this.readSshConfig({ host: spec.remote_host, options: spec.ssh_options }).catch((e: unknown) => ({ ok: false as const, error: String(e) }));
+        if (r.ok) return r.value;
+        this.log({ event: 'ssh_config_unreadable', hash: spec.hash, error: r.error });
+        return null;
+      }),
+    );
+    const files = new Set<string>(this.userConfigFiles);
+    const folders = new Set<string>();
+    for (const v of views) {
+      for (const f of v?.sources.files ?? []) files.add(f);
+      for (const p of v?.sources.emptyIncludes ?? []) folders.add(dirname(p));
+    }
+    this.sshConfigWatcher.watch([...files], [...folders]);
+    return new Map(specs.map((s, i) => [s.hash, views[i]?.info ?? FALLBACK_HOST_INFO]));
+  }
+
+  /** An explicit start or restart uses what the ssh config says now. */
+  private async rereadFor(runner: Runner): Promise<void> {
+    const hosts = await this.resolveHosts([runner.spec]);
+    runner.setPlan(buildPlan(runner.spec, this.planContext, hosts.get(runner.hash) ?? FALLBACK_HOST_INFO));
+  }
+
+  /** A new plan for a tunnel left running: used by its next spawn; a retrying tunnel tries at once. */
+  private replan(hash: string, plan: TunnelPlan): void {
+    const runner = this.runners.get(hash);
+    if (runner === undefined) return;
+    const before = JSON.stringify(runner.currentPlan);
+    runner.setPlan(plan);
+    if (JSON.stringify(plan) === before) return;
+    this.log({ event: 'ssh_config_applied', hash });
+    // Its backoff was probing what may be the old endpoint: try the new one now.
+    if (runner.status().status === 'RETRYING') runner.start({ restart: false });
+  }
+
+  /** Re-reads the ssh config for every tunnel (a watched file changed). */
+  private refreshSshConfig(reason: string): Promise<void> {
+    return this.serial(async () => {
+      const specs = [...this.runners.values()].map((r) => r.spec);
+      this.log({ event: 'ssh_config_reread', reason, tunnels: specs.length });
+      const hosts = await this.resolveHosts(specs);
+      for (const spec of specs) this.replan(spec.hash, buildPlan(spec, this.planContext, hosts.get(spec.hash) ?? FALLBACK_HOST_INFO));
+    });
   }
 
   /** Runs operations one at a time; after shutdown, changes are refused. */

@@ -22,4 +22,18 @@ export interface TunnelSpec {
   written: Record<string, unknown>;
   /** 1-based line of the entry in the file, for messages. */
   line: number;
+  /** The entry's `health_check:`; absent when it has none. */
+  health_check?: HealthCheck;
+}
+
+/** A tunnel's `health_check:` (SPEC §5), validated by config/health-check.ts. */
+export interface HealthCheck {
+  /** tcp: a connection through the forward stays open; http: a request through it gets any answer. */
+  type: 'tcp' | 'http';
+  /** Seconds between checks. */
+  interval: number;
+  /** Consecutive failures after which the tunnel is restarted. */
+  failures: number;
+  /** For http: the request path (default `/`). */
+  path: string;
 }

@@ -33,22 +33,25 @@ export function forwardFlag(direction: TunnelSpec['direction'], mode: DirectionM
   return exposeLocal ? '-L' : '-R';
 }
 
+/** Where a bare listening port binds. */
+export const LOOPBACK_BIND = '127.0.0.1';
+
 const bindPrefix = (e: Endpoint, fallback: string | null) =>
   e.host !== null ? `${sshAddress(e.host)}:` : fallback !== null ? `${fallback}:` : '';
 const target = (e: Endpoint) => `${e.host !== null ? sshAddress(e.host) : 'localhost'}:${e.port}`;
 
 /**
- * The forward specification. With -L the local side listens; a bare port binds
- * 127.0.0.1 explicitly, because `localhost` quietly falls back to [::1] alone when
- * 127.0.0.1's port is taken, which would hide a real conflict. With -R the remote
- * side listens; a bare port leaves the bind to the server (loopback by default).
+ * The forward specification. A bare port listens on 127.0.0.1, named, on either side
+ * (SPEC §4): with `localhost` (ssh's and sshd's default) ssh or sshd quietly bind
+ * [::1] alone when 127.0.0.1's port is taken, and another program answers on
+ * 127.0.0.1 while the tunnel looks fine. Named, a taken port is a clear failure.
  */
 export function forwardSpec(spec: TunnelSpec, mode: DirectionMode): { flag: ForwardFlag; value: string } {
   const flag = forwardFlag(spec.direction, mode);
   if (flag === '-L') {
-    return { flag, value: `${bindPrefix(spec.local_port, '127.0.0.1')}${spec.local_port.port}:${target(spec.remote_port)}` };
+    return { flag, value: `${bindPrefix(spec.local_port, LOOPBACK_BIND)}${spec.local_port.port}:${target(spec.remote_port)}` };
   }
-  return { flag, value: `${bindPrefix(spec.remote_port, null)}${spec.remote_port.port}:${target(spec.local_port)}` };
+  return { flag, value: `${bindPrefix(spec.remote_port, LOOPBACK_BIND)}${spec.remote_port.port}:${target(spec.local_port)}` };
 }
 
 function quoteIfNeeded(path: string): string {
@@ -79,9 +82,9 @@ export function sshArgs(input: SshArgsInput): string[] {
   // Config options first: ssh keeps the first value it sees, so they override the defaults.
   for (const [k, v] of Object.entries(spec.ssh_options)) args.push('-o', `${k}=${v}`);
   for (const [k, v] of Object.entries(SSH_DEFAULTS)) {
-    // A person answers an interactive tunnel's prompts (SPEC §13); every other default stays.
-    if (spec.interactive && k === 'BatchMode') continue;
-    args.push('-o', `${k}=${v}`);
+    // A person answers an interactive tunnel's prompts (SPEC §13); every other default
+    // stays. Said explicitly, since the daemon's -F file says BatchMode yes for every host.
+    args.push('-o', `${k}=${spec.interactive && k === 'BatchMode' ? 'no' : v}`);
   }
   if (input.knownHostsFiles.length > 0) {
     args.push('-o', `UserKnownHostsFile=${input.knownHostsFiles.map(quoteIfNeeded).join(' ')}`);

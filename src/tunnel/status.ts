@@ -34,6 +34,17 @@ export interface StatusRecord {
   last_error: string | null;
   /** ISO 8601, while RETRYING. */
   next_retry_at: string | null;
+  /** Whether the tunnel carries anything (SPEC §5); rules in tunnel/health.ts. */
+  health: HealthRecord;
+}
+
+/** `health` as the API shows it. */
+export interface HealthRecord {
+  state: 'ok' | 'degraded' | 'unknown';
+  /** Why, in a sentence; null when ok. */
+  reason: string | null;
+  /** ISO 8601: when state or reason last changed. */
+  since: string;
 }
 
 /** What the user asked for a tunnel; persisted in the state dir. */

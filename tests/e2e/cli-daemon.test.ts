@@ -85,8 +85,8 @@ describe('tunnel-cli against the daemon', () => {
     expect((await fetch(`http://127.0.0.1:${daemon.apiPort}/status`)).status).toBe(401);
     const r = await sock('status');
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^db +[0-9a-f]{8} +remote to local +RUNNING +up \d+s +0 +-$/m);
-    expect(r.stdout).toMatch(/^web +[0-9a-f]{8} +local to remote +RUNNING +up \d+s +0 +-$/m);
+    expect(r.stdout).toMatch(/^db +[0-9a-f]{8} +remote to local +RUNNING +up \d+s +0 +- +ok$/m);
+    expect(r.stdout).toMatch(/^web +[0-9a-f]{8} +local to remote +RUNNING +up \d+s +0 +- +ok$/m);
   });
 
   it('list and status: --json equals the API body', async () => {

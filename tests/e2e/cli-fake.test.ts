@@ -86,9 +86,9 @@ describe('reading', () => {
     await new Promise((r) => setTimeout(r, 60));
     const human = await sock('status');
     expect(human.code).toBe(0);
-    expect(human.stdout).toMatch(/^NAME +HASH +DIRECTION +STATE +UPTIME +RESTARTS +LAST ERROR$/m);
-    expect(human.stdout).toMatch(/^db +[0-9a-f]{8} +remote to local +RUNNING +up \d+s +0 +-$/m);
-    expect(human.stdout).toMatch(/^web +[0-9a-f]{8} +local to remote +STOPPED +- +0 +-$/m);
+    expect(human.stdout).toMatch(/^NAME +HASH +DIRECTION +STATE +UPTIME +RESTARTS +LAST ERROR +HEALTH$/m);
+    expect(human.stdout).toMatch(/^db +[0-9a-f]{8} +remote to local +RUNNING +up \d+s +0 +- +ok$/m);
+    expect(human.stdout).toMatch(/^web +[0-9a-f]{8} +local to remote +STOPPED +- +0 +- +-$/m);
     const json = await sock('status', '--json');
     expect(json.stdout).toBe(`${await api('/status')}\n`);
   });

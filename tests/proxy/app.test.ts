@@ -15,7 +15,11 @@ describe('createProxyApp under app.route("/v1", …)', () => {
   let url: string;
   beforeAll(async () => {
     mock = await startMockUpstream();
-    const config = proxySchema.parse({ providers: { mock: { base_url: mock.baseUrl } } });
+    mock.models = [{ id: 'llama3:8b', owned_by: 'mock' }, { id: 'org/model:tag' }];
+    const config = proxySchema.parse({
+      providers: { mock: { base_url: mock.baseUrl }, claude: { base_url: mock.baseUrl, format: 'anthropic' } },
+      cors_origins: ['https://app.example.com'],
+    });
     const app = new Hono();
     app.get('/health', (c) => c.json({ ok: true }));
     app.route('/v1', createProxyApp({ getConfig: () => config }));
@@ -38,8 +42,21 @@ describe('createProxyApp under app.route("/v1", …)', () => {
     await x.done;
     expect(x.text()).toContain('[DONE]');
     const m = await call(url, { path: '/v1/models', method: 'GET' });
-    expect(m.json.data.map((e: { id: string }) => e.id)).toEqual(['mock:llama3:8b', 'mock:qwen2']);
+    expect(m.json.data.map((e: { id: string }) => e.id)).toEqual(['mock:llama3:8b', 'mock:org/model:tag', 'claude:llama3:8b', 'claude:org/model:tag']);
     expect((await call(url, { path: '/health', method: 'GET' })).json).toEqual({ ok: true });
+  });
+
+  it('serves every other endpoint, models/{id} with slashes, and CORS preflights the same way', async () => {
+    const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'x', maxRetries: 0 });
+    expect((await client.responses.create({ model: 'mock:llama3:8b', input: 'hi' })).output_text).toBe('hello from the mock');
+    expect((await client.embeddings.create({ model: 'mock:e', input: 'hi' })).data).toHaveLength(1);
+    expect((await client.completions.create({ model: 'mock:llama3:8b', prompt: 'hi' })).choices[0]?.text).toBe('hello from the mock');
+    expect((await client.models.retrieve('mock:org/model:tag')).id).toBe('mock:org/model:tag');
+    const messages = await call(url, { path: '/v1/messages', body: JSON.stringify({ model: 'claude:c', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }) });
+    expect(messages.json).toMatchObject({ type: 'message', content: [{ type: 'text', text: 'hello from the mock' }] });
+    const preflight = await call(url, { path: '/v1/responses', method: 'OPTIONS', headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST' } });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers['access-control-allow-origin']).toBe('https://app.example.com');
   });
 
   it('answers errors OpenAI-shaped with an x-request-id', async () => {

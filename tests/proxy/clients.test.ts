@@ -136,6 +136,13 @@ describe('the Anthropic SDK', () => {
     expect(got.headers['anthropic-version']).toMatch(/^\d{4}-\d{2}-\d{2}$/);
   });
 
+  it('messages.countTokens', async () => {
+    const r = await anthropic().messages.countTokens({ model: 'claude:claude-sonnet-4', messages: [{ role: 'user', content: 'hi' }] });
+    expect(r.input_tokens).toBe(5);
+    expect(last().url).toBe('/v1/messages/count_tokens');
+    expect(last().json?.model).toBe('claude-sonnet-4');
+  });
+
   it('messages.stream', async () => {
     const stream = anthropic().messages.stream({ model: 'claude:claude-sonnet-4', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] });
     let text = '';

@@ -39,6 +39,8 @@ export function answerFormat(path: string, model: string, body: Record<string, u
       return json(res, embeddings(model, body));
     case '/completions':
       return stream ? events(res, completionStream(model)) : json(res, { id: 'cmpl-mock', object: 'text_completion', created: 1, model, choices: [{ text: TEXT, index: 0, logprobs: null, finish_reason: 'stop' }], usage: { prompt_tokens: 2, completion_tokens: 4, total_tokens: 6 } });
+    case '/messages/count_tokens':
+      return json(res, { input_tokens: 5 });
     case '/messages':
       return stream ? events(res, messagesStream(model)) : json(res, message(model, TEXT, 'end_turn', 6));
     default:

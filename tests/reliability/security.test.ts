@@ -161,7 +161,13 @@ describe('no command, no injected ssh option', () => {
     for (let i = 1; i < argv.length - 2; i++) {
       const a = argv[i]!;
       if (a === '-N') continue;
-      if (a === '-F') { expect(argv[++i]).toBe(server.sshConfigPath); continue; }
+      if (a === '-F') {
+        // The daemon's own ssh config (safety options for jump hops), which Includes the user's.
+        const daemonConfig = readFileSync(argv[++i]!, 'utf8');
+        expect(daemonConfig).toMatch(/^# Written by tunnel-manager/);
+        expect(daemonConfig).toContain(`Include "${server.sshConfigPath}"`);
+        continue;
+      }
       if (a === '-L' || a === '-R') { forwards.push(`${a} ${argv[++i]}`); continue; }
       expect(a).toBe('-o');
       const opt = argv[++i]!;

@@ -1,4 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { EventStreamSlots } from '../../src/api/events.js';
+import type { SseItem } from '../../src/api/sse-parser.js';
+import type { ApiErrorBody } from '../../src/api/types.js';
 import type { StatusRecord } from '../../src/tunnel/status.js';
 import { FakeEngine } from './api-fake-engine.js';
 import { build, readSse } from './api-helpers.js';
@@ -48,7 +51,7 @@ describe('GET /status', () => {
     const body = (await json(await app.request('/status'))) as StatusRecord[];
     expect(body.map((s) => s.status)).toEqual(['STOPPED', 'STOPPED', 'STOPPED']);
     expect(Object.keys(body[0]!).sort()).toEqual(
-      ['hash', 'name', 'remote_host', 'remote_port', 'local_port', 'direction', 'status', 'pid', 'since', 'restarts', 'last_exit', 'last_error', 'next_retry_at'].sort(),
+      ['hash', 'name', 'remote_host', 'remote_port', 'local_port', 'direction', 'status', 'pid', 'since', 'restarts', 'last_exit', 'last_error', 'next_retry_at', 'health'].sort(),
     );
   });
 });
@@ -317,6 +320,37 @@ describe('GET /events', () => {
     await body.cancel();
     for (let i = 0; i < 50 && engine.listenerCount() > 0; i++) await sleep(10);
     expect(engine.listenerCount()).toBe(0);
+  });
+
+  it('caps open streams across the listeners: one more gets 503 too_many_streams until one closes', async () => {
+    const slots = new EventStreamSlots(2);
+    const tcp = build({ eventSlots: slots });
+    const socket = build({ transport: 'socket', eventSlots: slots });
+    const connected = (items: SseItem[]) => items.length > 0;
+    const a = await tcp.app.request('/events');
+    await readSse(a.body!, connected);
+    const b = await socket.app.request('/events');
+    await readSse(b.body!, connected);
+    expect(slots.open).toBe(2);
+
+    for (const app of [tcp.app, socket.app]) {
+      const refused = await app.request('/events');
+      await expectError(refused, 503, 'too_many_streams');
+      expect(refused.headers.get('retry-after')).toBe('5');
+    }
+    const body = (await (await socket.app.request('/events')).json()) as ApiErrorBody;
+    expect(body.error.message).toMatch(/already serves 2 \/events streams/);
+    expect(slots.open).toBe(2);
+
+    await a.body!.cancel();
+    for (let i = 0; i < 50 && slots.open > 1; i++) await sleep(10);
+    expect(slots.open).toBe(1);
+    const c = await socket.app.request('/events');
+    expect(c.status).toBe(200);
+    await readSse(c.body!, connected);
+    await Promise.all([b.body!.cancel(), c.body!.cancel()]);
+    for (let i = 0; i < 50 && slots.open > 0; i++) await sleep(10);
+    expect(slots.open).toBe(0);
   });
 
   it('sends keep-alive comments', async () => {

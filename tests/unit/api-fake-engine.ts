@@ -78,13 +78,16 @@ export class FakeEngine implements EngineApi {
       last_exit: null,
       last_error: null,
       next_retry_at: null,
+      health: { state: 'unknown', reason: 'the forward is not established', since: this.clock().toISOString() },
     };
   }
 
   private set(hash: string, state: TunnelState, patch: Partial<StatusRecord> = {}): StatusRecord {
     const old = this.records.get(hash);
     if (!old) throw new Error(`unknown hash ${hash}`);
-    const rec: StatusRecord = { ...old, ...patch, status: state, since: this.clock().toISOString() };
+    const since = this.clock().toISOString();
+    const health: StatusRecord['health'] = state === 'RUNNING' ? { state: 'ok', reason: null, since } : { state: 'unknown', reason: 'the forward is not established', since };
+    const rec: StatusRecord = { ...old, health, ...patch, status: state, since };
     this.records.set(hash, rec);
     for (const l of this.listeners) l({ type: 'status', record: rec });
     return rec;

@@ -1,11 +1,12 @@
 // Shared by the API tests: build the app over the fake engine, read SSE bodies.
 import { Hono } from 'hono';
 import { createDaemonApp } from '../../src/api/app.js';
+import type { EventStreamSlots } from '../../src/api/events.js';
 import { createMetrics } from '../../src/api/metrics.js';
 import { SseParser, type SseItem } from '../../src/api/sse-parser.js';
 import { FakeEngine, SAMPLE, type Entry } from './api-fake-engine.js';
 
-export function build(opts: { entries?: Entry[]; transport?: 'tcp' | 'socket'; tokens?: string[] | null; proxy?: boolean; keepAliveMs?: number } = {}) {
+export function build(opts: { entries?: Entry[]; transport?: 'tcp' | 'socket'; tokens?: string[] | null; proxy?: boolean; keepAliveMs?: number; eventSlots?: EventStreamSlots } = {}) {
   const engine = new FakeEngine(opts.entries ?? SAMPLE);
   const metrics = createMetrics(engine, { processMetrics: false });
   const bugs: unknown[] = [];
@@ -18,6 +19,7 @@ export function build(opts: { entries?: Entry[]; transport?: 'tcp' | 'socket'; t
     metrics,
     proxy: opts.proxy ? proxy : undefined,
     keepAliveMs: opts.keepAliveMs,
+    eventSlots: opts.eventSlots,
     onBug: (e) => bugs.push(e),
   });
   return { engine, app, metrics, bugs };

@@ -51,6 +51,12 @@ describe('GET /metrics', () => {
     expect(get('tunnel_up', { hash: db!.hash, name: 'db' })[0]?.value).toBe(1);
     expect(get('tunnel_up', { hash: web!.hash, name: 'web' })[0]?.value).toBe(0);
     expect(get('tunnel_up', {})).toHaveLength(3);
+    // Health: 1 only while RUNNING and ok; one tunnel_health sample per tunnel and state.
+    expect(get('tunnel_healthy', { hash: db!.hash, name: 'db' })[0]?.value).toBe(1);
+    expect(get('tunnel_healthy', { hash: web!.hash, name: 'web' })[0]?.value).toBe(0);
+    expect(get('tunnel_health', { hash: db!.hash, state: 'ok' })[0]?.value).toBe(1);
+    expect(get('tunnel_health', { hash: web!.hash, state: 'unknown' })[0]?.value).toBe(1);
+    expect(get('tunnel_health', {})).toHaveLength(3 * 3);
     expect(get('tunnel_state', { hash: db!.hash, state: 'RUNNING' })[0]?.value).toBe(1);
     expect(get('tunnel_state', { hash: db!.hash, state: 'STOPPED' })[0]?.value).toBe(0);
     expect(get('tunnel_state', { hash: web!.hash, state: 'RETRYING' })[0]?.value).toBe(1);

@@ -19,6 +19,7 @@ const rec = (over: Partial<StatusRecord>): StatusRecord => ({
   last_exit: null,
   last_error: null,
   next_retry_at: null,
+  health: { state: 'ok', reason: null, since: '2024-05-01T11:56:55.000Z' },
   ...over,
 });
 
@@ -52,13 +53,21 @@ describe('formatStatus', () => {
     );
     expect(out).toBe(
       [
-        'NAME  HASH      DIRECTION        STATE     UPTIME       RESTARTS  LAST ERROR',
-        'db    1a2b3c4d  remote to local  RUNNING   up 3m05s     2         -',
-        'web   ffffeeee  local to remote  RETRYING  retry in 3s  5         connection refused',
-        'auth  abcdabcd  remote to local  FAILED    -            0         authentication failed: Permission denied (publickey)',
+        'NAME  HASH      DIRECTION        STATE     UPTIME       RESTARTS  LAST ERROR                                            HEALTH',
+        'db    1a2b3c4d  remote to local  RUNNING   up 3m05s     2         -                                                     ok',
+        'web   ffffeeee  local to remote  RETRYING  retry in 3s  5         connection refused                                    -',
+        'auth  abcdabcd  remote to local  FAILED    -            0         authentication failed: Permission denied (publickey)  -',
         '',
       ].join('\n'),
     );
+  });
+
+  it('shows a RUNNING tunnel that carries nothing as degraded, with why', () => {
+    const reason = 'connections through the forward fail: ssh reports "connect failed: Connection refused"';
+    const r = rec({ status: 'RUNNING', health: { state: 'degraded', reason, since: '2024-05-01T12:00:00.000Z' } });
+    expect(formatStatus([r], plain).split('\n')[1]).toMatch(new RegExp(`RUNNING .* degraded: ${reason.replace(/[()]/g, '\\$&')}$`));
+    expect(formatRecordLine(r, plain)).toContain(`health degraded: ${reason}`);
+    expect(formatStatus([r], { color: true, now })).toContain('\x1b[31mdegraded\x1b[0m');
   });
 
   it('colours the state only when asked', () => {

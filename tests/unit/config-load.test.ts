@@ -77,7 +77,7 @@ describe('loadConfigFile', () => {
     const r = await loadConfigFile(file('bad.yaml', 'tunnels:\n  - remote_host: "a b"\n'));
     expect(r.kind).toBe('partial');
     expect(r.kind === 'partial' && r.problems.map(formatProblem)).toContain(
-      'line 2, column 18: tunnels[0].remote_host: expected an ssh destination: a Host alias or host name, optionally as user@host (user@[IPv6] for an address), without white space, not starting with "-", found "a b", which holds white space',
+      'line 2, column 18: tunnels[0].remote_host: expected an ssh destination: a Host alias, host name or address, optionally as user@host (an IPv6 address without brackets, as ssh takes it: ::1, user@::1), without white space, not starting with "-", found "a b", which holds white space',
     );
   });
 

@@ -44,12 +44,19 @@ describe('remote_host', () => {
     expect(problemOf('remote_host', yaml).found).toBe(found);
   });
 
-  test.each(['bastion', 'user@bastion', 'deploy.bot@db-1.example.com', '10.0.0.7', 'user@[::1]', '[fe80::1%eth0]', 'my_alias', 'alias.with.dots'])(
+  test.each(['bastion', 'user@bastion', 'deploy.bot@db-1.example.com', '10.0.0.7', '::1', 'user@::1', 'fe80::1%eth0', '2001:db8::7', 'my_alias', 'alias.with.dots'])(
     '%s is accepted',
     (host) => {
       expect(valid(oneTunnel({ remote_host: `"${host}"` })).config.tunnels[0]!.remote_host).toBe(host);
     },
   );
+
+  test.each([
+    ['[::1]', '"::1"'],
+    ['user@[fe80::1%eth0]', '"user@fe80::1%eth0"'],
+  ])('IPv6 in brackets (%s), which ssh cannot resolve, is refused with the form ssh takes', (host, form) => {
+    expect(problemOf('remote_host', `"${host}"`).found).toContain(`write ${form}`);
+  });
 });
 
 describe('ports', () => {

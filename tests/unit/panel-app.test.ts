@@ -161,6 +161,17 @@ describe('config and editing', () => {
     expect(readdirSync(join(s.dir, 'config'))).toEqual(['config.yaml']);
   });
 
+  it('a file with a broken entry is partly applied: the view names the entry left out', async () => {
+    const s = await setup();
+    cleanups.push(...s.cleanups);
+    writeFileSync(s.configPath, `${CONFIG}  - name: broken\n    remote_host: bastion\n    remote_port: 99999\n    local_port: 1\n`);
+    const { config } = await (await s.req('GET', '/api/config')).json();
+    expect(config).toMatchObject({ valid: false, applied: 'partial', rejected: [1] });
+    expect(config.problems.map((p: { field: string }) => p.field)).toEqual(['tunnels[1].remote_port']);
+    writeFileSync(s.configPath, 'tunnels: [\n');
+    expect((await (await s.req('GET', '/api/config')).json()).config).toMatchObject({ valid: false, applied: 'none', rejected: [] });
+  });
+
   it('an invalid port is an error next to the field, and the file is unchanged', async () => {
     const s = await setup();
     cleanups.push(...s.cleanups);

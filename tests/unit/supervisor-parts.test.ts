@@ -1,4 +1,4 @@
-// The supervisor's small parts: ssh -G reading, plan, stderr reading, state files.
+// The supervisor's small parts: plan, stderr reading, state files.
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,9 +7,9 @@ import { ChildRegistry, runsArgv } from '../../src/supervisor/children.js';
 import { DesiredStore } from '../../src/supervisor/desired.js';
 import { buildPlan, knownHostsList } from '../../src/supervisor/plan.js';
 import { SpawnSpacer, spacingKey } from '../../src/supervisor/spacing.js';
-import { hostInfoFromSshG } from '../../src/supervisor/ssh-host.js';
 import { isEstablishedLine, keepInLog } from '../../src/supervisor/ssh-output.js';
 import { prepareStateDir, statePaths } from '../../src/supervisor/state-files.js';
+import { FALLBACK_HOST_INFO } from '../../src/ssh-config/settings.js';
 import { parseEndpoint } from '../../src/tunnel/endpoint.js';
 import type { TunnelSpec } from '../../src/tunnel/spec.js';
 import { ManualClock } from './supervisor-fakes.js';
@@ -36,22 +36,9 @@ function spec(hash: string, over: Partial<TunnelSpec> = {}): TunnelSpec {
   };
 }
 
-describe('hostInfoFromSshG', () => {
-  it('reads host name, port and known_hosts files', () => {
-    const info = hostInfoFromSshG('user root\nhostname 127.0.0.1\nport 23759\nuserknownhostsfile /tmp/a/known_hosts /tmp/b/kh2\nconnecttimeout none\n');
-    expect(info).toEqual({ endpoint: { host: '127.0.0.1', port: 23759 }, knownHostsFiles: ['/tmp/a/known_hosts', '/tmp/b/kh2'] });
-  });
-
-  it('does not probe a host reached through ProxyJump or ProxyCommand', () => {
-    expect(hostInfoFromSshG('hostname 10.0.0.5\nport 22\nproxyjump bastion\n').endpoint).toBeNull();
-    expect(hostInfoFromSshG('hostname 10.0.0.5\nport 22\nproxycommand nc %h %p\n').endpoint).toBeNull();
-    expect(hostInfoFromSshG('hostname 10.0.0.5\nport 22\nproxycommand none\n').endpoint).toEqual({ host: '10.0.0.5', port: 22 });
-  });
-});
-
 describe('plan', () => {
   const ctx = { sshBin: '/usr/bin/ssh', sshConfigPath: '/cfg', mode: 'default' as const, knownHostsPath: '/state/known_hosts', loginLogDir: '/state/logins' };
-  const host = { endpoint: { host: '10.0.0.1', port: 2222 }, knownHostsFiles: ['/home/u/.ssh/known_hosts', '/state/known_hosts'] };
+  const host = { ...FALLBACK_HOST_INFO, endpoint: { host: '10.0.0.1', port: 2222 }, knownHostsFiles: ['/home/u/.ssh/known_hosts', '/state/known_hosts'] };
 
   it('lists the state dir known_hosts first, then the host\'s own files, once each', () => {
     expect(knownHostsList('/state/known_hosts', host)).toEqual(['/state/known_hosts', '/home/u/.ssh/known_hosts']);
@@ -69,10 +56,12 @@ describe('plan', () => {
 
 describe('interactive plan', () => {
   const ctx = { sshBin: '/usr/bin/ssh', sshConfigPath: '/cfg', mode: 'default' as const, knownHostsPath: '/state/known_hosts', loginLogDir: '/state/logins' };
-  const host = { endpoint: null, knownHostsFiles: [] };
+  const host = FALLBACK_HOST_INFO;
 
   it('runs without BatchMode, with its debug lines in its own file, and keeps every other safety option', () => {
     const p = buildPlan(spec('abcd', { interactive: true }), ctx, host);
+    // Explicit: the daemon's -F file sets BatchMode yes for every host (and jump host).
+    expect(p.args).toContain('BatchMode=no');
     expect(p.args).not.toContain('BatchMode=yes');
     expect(p.args.slice(p.args.indexOf('-E'), p.args.indexOf('-E') + 2)).toEqual(['-E', '/state/logins/abcd.log']);
     for (const o of ['ExitOnForwardFailure=yes', 'StrictHostKeyChecking=accept-new', 'ServerAliveInterval=5', 'ControlMaster=no', 'LogLevel=DEBUG1']) expect(p.args).toContain(o);

@@ -38,6 +38,7 @@ function plan(over: Partial<TunnelPlan> = {}, name = 't'): TunnelPlan {
     localBind: { host: '127.0.0.1', port: 15432 },
     spacingKey: 'bastion',
     startTimeoutMs: 15_000,
+    checkTarget: { host: '127.0.0.1', port: 15432 },
     ...over,
   };
 }
@@ -162,12 +163,12 @@ describe('starting', () => {
     await h.clock.advance(14_999);
     expect(child.signals).toEqual([]);
     await h.clock.advance(1);
-    expect(child.signals).toEqual(['SIGTERM']);
+    expect(child.signals).toEqual(['SIGTERM', 'SIGCONT']);
     // Too late: the attempt is being ended.
     child.say(ESTABLISHED_L);
     expect(r.status().status).toBe('STARTING');
     await h.clock.advance(3_000);
-    expect(child.signals).toEqual(['SIGTERM', 'SIGKILL']);
+    expect(child.signals).toEqual(['SIGTERM', 'SIGCONT', 'SIGKILL']);
     expect(r.status()).toMatchObject({ status: 'RETRYING', last_error: 'ssh did not report the forward established within 15 s' });
     expect(h.registry.size).toBe(0);
   });
@@ -320,7 +321,7 @@ describe('running', () => {
     const r = h.runner();
     const child = await startRunning(h, r);
     await r.stop();
-    expect(child.signals).toEqual(['SIGTERM']);
+    expect(child.signals).toEqual(['SIGTERM', 'SIGCONT']);
     expect(r.status()).toMatchObject({ status: 'STOPPED', pid: null, last_error: null, last_exit: { code: 0, signal: null } });
     await h.clock.advance(60_000);
     expect(h.children).toHaveLength(1);
@@ -338,7 +339,7 @@ describe('running', () => {
     expect(stopped).toBe(false);
     expect(r.status()).toMatchObject({ status: 'STOPPED', pid: child.pid });
     await h.clock.advance(1);
-    expect(child.signals).toEqual(['SIGTERM', 'SIGKILL']);
+    expect(child.signals).toEqual(['SIGTERM', 'SIGCONT', 'SIGKILL']);
     expect(stopped).toBe(true);
     expect(r.status().pid).toBeNull();
   });
@@ -420,7 +421,7 @@ describe('stop and start while stopping', () => {
     await h.clock.advance(3_000);
     await Promise.all([first, second]);
     await h.clock.advance(60_000);
-    expect(child.signals).toEqual(['SIGTERM', 'SIGKILL']);
+    expect(child.signals).toEqual(['SIGTERM', 'SIGCONT', 'SIGKILL']);
     expect(h.children).toHaveLength(1);
     expect(r.status()).toMatchObject({ status: 'STOPPED', pid: null });
     expect(h.registry.size).toBe(0);
@@ -466,7 +467,7 @@ describe('restart', () => {
     const before = h.records.length;
     void r.restart();
     await h.clock.advance(200);
-    expect(child.signals).toEqual(['SIGTERM']);
+    expect(child.signals).toEqual(['SIGTERM', 'SIGCONT']);
     expect(h.children).toHaveLength(2);
     last(h.children).say(ESTABLISHED_L);
     expect(r.status()).toMatchObject({ status: 'RUNNING', restarts: 1, pid: last(h.children).pid });

@@ -21,22 +21,22 @@ const FLAGS: [Direction, DirectionMode, '-L' | '-R'][] = [
 
 // [local_port, remote_port, the -L value, the -R value]. With -L the local side
 // listens (a bare port binds 127.0.0.1) and the remote side is the target (a bare
-// port means localhost there); with -R the remote side listens (a bare port leaves the
-// bind to sshd) and the local side is the target.
+// port means localhost there); with -R the remote side listens (a bare port binds
+// 127.0.0.1 too, named: SPEC §4) and the local side is the target.
 const FORWARDS: [string, string, string, string][] = [
-  ['15432', '5432', '127.0.0.1:15432:localhost:5432', '5432:localhost:15432'],
+  ['15432', '5432', '127.0.0.1:15432:localhost:5432', '127.0.0.1:5432:localhost:15432'],
   ['15432', '10.9.8.7:5432', '127.0.0.1:15432:10.9.8.7:5432', '10.9.8.7:5432:localhost:15432'],
   ['15432', '[fd00::7]:5432', '127.0.0.1:15432:[fd00::7]:5432', '[fd00::7]:5432:localhost:15432'],
   ['15432', 'db.internal:5432', '127.0.0.1:15432:db.internal:5432', 'db.internal:5432:localhost:15432'],
-  ['10.1.2.3:15432', '5432', '10.1.2.3:15432:localhost:5432', '5432:10.1.2.3:15432'],
+  ['10.1.2.3:15432', '5432', '10.1.2.3:15432:localhost:5432', '127.0.0.1:5432:10.1.2.3:15432'],
   ['10.1.2.3:15432', '10.9.8.7:5432', '10.1.2.3:15432:10.9.8.7:5432', '10.9.8.7:5432:10.1.2.3:15432'],
   ['10.1.2.3:15432', '[fd00::7]:5432', '10.1.2.3:15432:[fd00::7]:5432', '[fd00::7]:5432:10.1.2.3:15432'],
   ['10.1.2.3:15432', 'db.internal:5432', '10.1.2.3:15432:db.internal:5432', 'db.internal:5432:10.1.2.3:15432'],
-  ['[::1]:15432', '5432', '[::1]:15432:localhost:5432', '5432:[::1]:15432'],
+  ['[::1]:15432', '5432', '[::1]:15432:localhost:5432', '127.0.0.1:5432:[::1]:15432'],
   ['[::1]:15432', '10.9.8.7:5432', '[::1]:15432:10.9.8.7:5432', '10.9.8.7:5432:[::1]:15432'],
   ['[::1]:15432', '[fd00::7]:5432', '[::1]:15432:[fd00::7]:5432', '[fd00::7]:5432:[::1]:15432'],
   ['[::1]:15432', 'db.internal:5432', '[::1]:15432:db.internal:5432', 'db.internal:5432:[::1]:15432'],
-  ['app.local:15432', '5432', 'app.local:15432:localhost:5432', '5432:app.local:15432'],
+  ['app.local:15432', '5432', 'app.local:15432:localhost:5432', '127.0.0.1:5432:app.local:15432'],
   ['app.local:15432', '10.9.8.7:5432', 'app.local:15432:10.9.8.7:5432', '10.9.8.7:5432:app.local:15432'],
   ['app.local:15432', '[fd00::7]:5432', 'app.local:15432:[fd00::7]:5432', '[fd00::7]:5432:app.local:15432'],
   ['app.local:15432', 'db.internal:5432', 'app.local:15432:db.internal:5432', 'db.internal:5432:app.local:15432'],

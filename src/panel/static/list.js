@@ -27,10 +27,13 @@ function timeText(st) {
 }
 
 function statusOf(entry) {
+  const leftOut = (state.config.rejected || []).includes(entry.index);
   const st = entry.hash ? state.statuses.get(entry.hash) : undefined;
+  // A running tunnel whose entry now has a problem keeps running as it was.
   if (st) return st;
+  if (leftOut) return { status: 'LEFT_OUT' };
   if (!state.daemon.reachable) return { status: 'UNKNOWN' };
-  if (!state.config.valid) return { status: 'NOT_APPLIED' };
+  if (!state.config.valid && state.config.applied !== 'partial') return { status: 'NOT_APPLIED' };
   return { status: 'PENDING' };
 }
 
@@ -41,8 +44,17 @@ function statusLine(st) {
   if (st.pid) meta.push(h('span', null, `pid ${st.pid}`));
   if (st.status === 'UNKNOWN') meta.push(h('span', null, 'daemon not reachable'));
   if (st.status === 'NOT_APPLIED') meta.push(h('span', null, 'the file is invalid; the daemon keeps the last good config'));
+  if (st.status === 'LEFT_OUT') meta.push(h('span', null, 'this entry has a problem (see above); the daemon leaves it out'));
   if (st.status === 'PENDING') meta.push(h('span', null, 'waiting for the daemon to reload'));
   return meta;
+}
+
+/** Health while RUNNING (SPEC §5): a RUNNING tunnel that carries nothing says so, and why. */
+function healthLine(st) {
+  if (st.status !== 'RUNNING' || !st.health) return null;
+  const { state: hs, reason } = st.health;
+  return h('p', { class: 'tunnel-health', 'data-health': hs, 'data-testid': 'health' },
+    h('span', { class: 'health-dot', 'aria-hidden': 'true' }), `health ${hs}`, reason ? `: ${reason}` : '');
 }
 
 function badge(status) {
@@ -100,6 +112,7 @@ function card(entry, stale) {
         statusLine(st),
         entry.hash ? h('code', { title: 'hash' }, entry.hash.slice(0, 8)) : null),
       st.status === 'AUTH_REQUIRED' ? h('p', { class: 'tunnel-login', 'data-testid': 'login-needed' }, 'Waiting for a person to log in (a password or a one-time code).') : null,
+      healthLine(st),
       st.last_error ? h('p', { class: 'tunnel-error', 'data-testid': 'last-error' }, st.last_error) : null),
     h('div', { class: 'tunnel-actions' }, actions),
     known ? logsBlock(entry.hash) : null);
@@ -119,7 +132,13 @@ function renderBanners() {
     out.push(h('div', { class: 'banner banner-info' }, h('strong', null, 'No config file yet'),
       'It is created when you add the first tunnel.'));
   }
-  if (c && !c.valid) {
+  if (c && !c.valid && c.applied === 'partial') {
+    const n = c.rejected.length;
+    out.push(h('div', { class: 'banner banner-warn', 'data-testid': 'config-partial' },
+      h('strong', null, n > 0 ? `${n} ${n === 1 ? 'entry has' : 'entries have'} problems and ${n === 1 ? 'is' : 'are'} left out` : 'The file has problems'),
+      'The other tunnels run. Nothing running is stopped or changed until the file has no problems.',
+      h('ul', null, c.problems.map((p) => h('li', null, p.message)))));
+  } else if (c && !c.valid) {
     out.push(h('div', { class: 'banner banner-danger', 'data-testid': 'config-invalid' },
       h('strong', null, 'The config file is invalid'),
       'The daemon keeps running the last good config until the file is fixed.',

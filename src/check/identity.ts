@@ -1,25 +1,5 @@
-// Reading `ssh -G` output: lower-case keys, one setting per line, repeated keys
-// (identityfile) in order, and `~` and %-tokens left unexpanded.
-
-/** `ssh -G` output as key → values, in the order printed. */
-export type SshSettings = Map<string, string[]>;
-
-export function parseSshG(text: string): SshSettings {
-  const out: SshSettings = new Map();
-  for (const line of text.split('\n')) {
-    const m = /^(\S+)\s+(.*)$/.exec(line.trim());
-    if (!m || m[1] === undefined || m[2] === undefined) continue;
-    const key = m[1].toLowerCase();
-    const list = out.get(key) ?? [];
-    list.push(m[2]);
-    out.set(key, list);
-  }
-  return out;
-}
-
-export function first(settings: SshSettings, key: string): string | undefined {
-  return settings.get(key)?.[0];
-}
+// Which private keys ssh will try for a host, as `check` verifies them: IdentityFile
+// paths from `ssh -G` (see ssh-config/read.ts) with their tokens expanded.
 
 /** What the tokens of an IdentityFile expand to (ssh_config(5), TOKENS). */
 export interface TokenValues {
@@ -58,13 +38,4 @@ export const DEFAULT_IDENTITY_NAMES = ['id_rsa', 'id_ecdsa', 'id_ecdsa_sk', 'id_
 
 export function isDefaultIdentity(raw: string): boolean {
   return DEFAULT_IDENTITY_NAMES.some((n) => raw === `~/.ssh/${n}` || raw === `%d/.ssh/${n}`);
-}
-
-/** The meaningful line of ssh's stderr (the noise about terminals dropped). */
-export function sshErrorLine(stderr: string): string {
-  const lines = stderr
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => l !== '' && !l.startsWith('Pseudo-terminal'));
-  return lines.find((l) => /bad configuration|terminating|can't open|no such|no user/i.test(l)) ?? lines[0] ?? 'ssh -G failed';
 }

@@ -1,0 +1,130 @@
+// One tunnel's health watcher while it is RUNNING: feeds the pure rules
+// (tunnel/health.ts) with ssh's lines, the process state from /proc every second,
+// and the optional health_check; asks for a restart after `failures` failed checks
+// in a row. Everything it runs is cancelled through one AbortController per run.
+import { readFile } from 'node:fs/promises';
+import { initialHealth, observeHealth, type HealthModel, type HealthObservation } from '../tunnel/health.js';
+import type { HealthCheck } from '../tunnel/spec.js';
+import type { HealthRecord } from '../tunnel/status.js';
+import type { Clock } from './clock.js';
+import { runHealthCheck, type CheckTarget } from './health-check-run.js';
+
+/** How often /proc/<pid>/stat is read while RUNNING: the bound for seeing a stopped ssh. */
+export const PROCESS_CHECK_MS = 1_000;
+
+/** What one RUNNING period watches. */
+export interface Watched {
+  pid: number | null;
+  flag: '-L' | '-R';
+  remoteBind: string | null;
+  check: HealthCheck | null;
+  /** Where a health_check connects (through the forward); null when the daemon cannot reach the listening side. */
+  target: CheckTarget | null;
+}
+
+export interface HealthMonitorDeps {
+  clock: Clock;
+  /** Health changed: publish the status record. */
+  onChange(): void;
+  /** `failures` checks in a row failed: restart the tunnel. */
+  onRestartDue(reason: string): void;
+  note(text: string): void;
+}
+
+/** The process state letter from /proc/<pid>/stat (`R`, `S`, `T`, …), or null when it cannot be read. */
+export async function processState(pid: number): Promise<string | null> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // "pid (comm) S …": comm may hold spaces and parentheses, so read after the last ")".
+    return /^\s*(\S)/.exec(stat.slice(stat.lastIndexOf(')') + 1))?.[1] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+export class HealthMonitor {
+  private model: HealthModel;
+  private run: AbortController | null = null;
+  /** The process was stopped at the last read; a check counts that as a failure. */
+  private stopped = false;
+
+  constructor(private readonly deps: HealthMonitorDeps) {
+    this.model = initialHealth(deps.clock.now());
+  }
+
+  record(): HealthRecord {
+    const h = this.model.health;
+    return { state: h.state, reason: h.reason, since: new Date(h.since).toISOString() };
+  }
+
+  get watching(): boolean {
+    return this.run !== null;
+  }
+
+  /** The forward is established: watch until down(). */
+  up(w: Watched): void {
+    this.stopWatching();
+    const run = new AbortController();
+    this.run = run;
+    this.stopped = false;
+    this.observe({ kind: 'established', flag: w.flag, remoteBind: w.remoteBind });
+    if (w.pid !== null) void this.watchProcess(w.pid, run.signal);
+    if (w.check !== null) {
+      if (w.target === null) {
+        this.deps.note('health_check not run: the daemon cannot reach this forward\'s listening side (a -R forward bound to loopback on the server)');
+      } else {
+        void this.watchChecks(w.check, w.target, run.signal);
+      }
+    }
+  }
+
+  /** Not RUNNING any more. */
+  down(): void {
+    this.stopWatching();
+    this.observe({ kind: 'down' });
+  }
+
+  line(line: string): void {
+    if (this.run !== null) this.observe({ kind: 'line', line });
+  }
+
+  private stopWatching(): void {
+    this.run?.abort();
+    this.run = null;
+  }
+
+  private observe(o: HealthObservation): void {
+    const before = this.model.health;
+    this.model = observeHealth(this.model, o, this.deps.clock.now());
+    if (this.model.health !== before) this.deps.onChange();
+  }
+
+  private async watchProcess(pid: number, signal: AbortSignal): Promise<void> {
+    const { clock } = this.deps;
+    while (await clock.sleep(PROCESS_CHECK_MS, signal)) {
+      const state = await processState(pid);
+      if (signal.aborted) return;
+      this.stopped = state === 'T' || state === 't';
+      this.observe({ kind: 'process', stopped: this.stopped });
+      this.observe({ kind: 'tick' });
+    }
+  }
+
+  private async watchChecks(check: HealthCheck, target: CheckTarget, signal: AbortSignal): Promise<void> {
+    const { clock } = this.deps;
+    let failed = 0;
+    while (await clock.sleep(check.interval * 1000, signal)) {
+      const result = this.stopped ? { ok: false, detail: 'the ssh process is stopped' } : await runHealthCheck(check, target, signal);
+      if (signal.aborted) return;
+      this.observe({ kind: 'check', ok: result.ok, detail: result.detail });
+      failed = result.ok ? 0 : failed + 1;
+      if (failed >= check.failures) {
+        const reason = `health check failed ${failed} times in a row (${result.detail})`;
+        this.deps.note(`${reason}: restarting`);
+        this.stopWatching();
+        this.deps.onRestartDue(reason);
+        return;
+      }
+    }
+  }
+}
