@@ -20,7 +20,7 @@ import { userConfigFiles } from '../ssh-config/daemon-config.js';
 import { watchSshConfig, type SshConfigWatcher } from '../ssh-config/watch.js';
 import { writeDaemonSshConfig } from './ssh-config-file.js';
 import { ptySpawn, type SpawnPty } from './pty-process.js';
-import { execaSpawn, type SpawnSsh } from './ssh-process.js';
+import { execaSpawn } from './ssh-process.js';
 import { prepareStateDir, statePaths } from './state-files.js';
 import { err, type Result } from '../result.js';
 import type { ApplyReport, Attachment, AttachRefusal, SupervisorApi, SupervisorEvent, TerminalSink } from './types.js';
