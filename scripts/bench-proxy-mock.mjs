@@ -1,5 +1,7 @@
 // The upstream of scripts/bench-proxy, run as its own process: an OpenAI-like
-// server whose answer is chosen by the model name (instant, delay20, stream).
+// server whose answer is chosen by the model name (instant, delay20, stream), in
+// the shape of the endpoint asked (chat, responses, embeddings, completions, and
+// Anthropic's messages), each about the size of a short chat answer.
 import http from 'node:http';
 
 const reply = (model) =>
@@ -11,6 +13,12 @@ const reply = (model) =>
     choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
     usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
   });
+const answers = {
+  '/v1/responses': (model) => JSON.stringify({ id: 'resp_bench', object: 'response', created_at: 1, model, status: 'completed', output: [{ type: 'message', id: 'msg_bench', role: 'assistant', content: [{ type: 'output_text', text: 'ok' }] }], usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 } }),
+  '/v1/embeddings': (model) => JSON.stringify({ object: 'list', model, data: [{ object: 'embedding', index: 0, embedding: [0.0123, -0.0456, 0.0789, 0.1011, -0.1213, 0.1415, 0.1617, -0.1819] }], usage: { prompt_tokens: 1, total_tokens: 1 } }),
+  '/v1/completions': (model) => JSON.stringify({ id: 'cmpl-bench', object: 'text_completion', created: 1, model, choices: [{ index: 0, text: 'ok', finish_reason: 'stop', logprobs: null }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }),
+  '/v1/messages': (model) => JSON.stringify({ id: 'msg_bench', type: 'message', role: 'assistant', model, content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', usage: { input_tokens: 1, output_tokens: 1 } }),
+};
 const chunk = (model, content) =>
   `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1, model, choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
 
@@ -25,7 +33,7 @@ const server = http.createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
     }
     const model = JSON.parse(Buffer.concat(chunks).toString('utf8')).model;
     const json = () => {
-      const body = reply(model);
+      const body = (answers[req.url] ?? reply)(model);
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
       res.end(body);
     };

@@ -15,7 +15,14 @@ const mode = process.argv[3] ?? 'node';
 const build = process.argv[4];
 const { createProxyApp } = await import(pathToFileURL(join(build, 'app.js')).href);
 const { startProxyServer } = await import(pathToFileURL(join(build, 'serve.js')).href);
-const config = { default_timeout: 600, providers: { bench: { base_url: `http://127.0.0.1:${mockPort}/v1` } } };
+const config = {
+  default_timeout: 600,
+  providers: {
+    bench: { base_url: `http://127.0.0.1:${mockPort}/v1` },
+    // The same mock, for Anthropic's /v1/messages.
+    anth: { base_url: `http://127.0.0.1:${mockPort}/v1`, format: 'anthropic' },
+  },
+};
 const deps = { getConfig: () => config };
 
 let port;

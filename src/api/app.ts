@@ -1,15 +1,20 @@
 import { Hono, type Context } from 'hono';
+import type { ConfigStore } from '../config-edit/store.js';
 import type { EngineApi } from './engine-api.js';
 import { bearerAuth } from './auth.js';
+import { createConfigApp } from './config-routes.js';
 import { createControlApp } from './control.js';
 import { apiError, internalErrorHandler } from './errors.js';
 import { createEventsApp, type EventStreamSlots } from './events.js';
 import { createHealthApp } from './health.js';
+import { createLogsApp } from './logs.js';
 import { createMetricsApp, type DaemonMetrics } from './metrics.js';
 import { createReloadApp } from './reload.js';
 
 export interface DaemonAppOptions {
   engine: EngineApi;
+  /** The config file, edited through the /config routes (the only way the daemon writes it); without it (tests of other routes) those routes are absent. */
+  configFile?: ConfigStore;
   /** Which listener the app serves: the token applies to TCP only (the socket is mode 0600). */
   transport: 'tcp' | 'socket';
   /** Accepted bearer tokens (TUNNEL_API_TOKEN), or null for none. */
@@ -28,10 +33,19 @@ export interface DaemonAppOptions {
 
 /** The routes, for 405 answers with an Allow header instead of a misleading 404. */
 const ROUTES: ReadonlyArray<{ path: RegExp; method: string }> = [
-  { path: /^\/(list|status|health|events|metrics)$/, method: 'GET' },
+  { path: /^\/(list|status|health|events|metrics|logs)$/, method: 'GET' },
   { path: /^\/logs\/[^/]+$/, method: 'GET' },
   { path: /^\/(start|stop|reload)$/, method: 'POST' },
-  { path: /^\/(start|stop)\/[^/]+$/, method: 'POST' },
+  { path: /^\/(start|stop|restart)\/[^/]+$/, method: 'POST' },
+  { path: /^\/config$/, method: 'GET' },
+  { path: /^\/config$/, method: 'POST' },
+  { path: /^\/config$/, method: 'PUT' },
+  { path: /^\/config\/new$/, method: 'POST' },
+  { path: /^\/config\/[^/]+$/, method: 'GET' },
+  { path: /^\/config\/[^/]+$/, method: 'POST' },
+  { path: /^\/config\/[^/]+$/, method: 'PUT' },
+  { path: /^\/config\/[^/]+$/, method: 'DELETE' },
+  { path: /^\/config\/[^/]+\/delete$/, method: 'POST' },
 ];
 
 /** The daemon's HTTP app (SPEC §6), one per listener: control routes, /health, /events, /metrics and the /v1 proxy group. */
@@ -44,6 +58,8 @@ export function createDaemonApp(opts: DaemonAppOptions): Hono {
   }
   app.route('/', createHealthApp(engine, onBug));
   app.route('/', createControlApp(engine, onBug));
+  app.route('/', createLogsApp(engine, onBug));
+  if (opts.configFile) app.route('/', createConfigApp(engine, opts.configFile, onBug));
   app.route('/', createReloadApp(engine, onBug));
   app.route('/', createEventsApp(engine, { keepAliveMs: opts.keepAliveMs, slots: opts.eventSlots, onBug }));
   app.route('/', createMetricsApp(opts.metrics, onBug));
@@ -51,7 +67,7 @@ export function createDaemonApp(opts: DaemonAppOptions): Hono {
 
   app.notFound((c) => {
     const path = c.req.path;
-    const allowed = ROUTES.filter((r) => r.path.test(path)).map((r) => r.method);
+    const allowed = [...new Set(ROUTES.filter((r) => r.path.test(path)).map((r) => r.method))];
     if (allowed.length > 0) {
       const allow = allowed.includes('GET') ? [...allowed, 'HEAD'] : allowed;
       return apiError('method_not_allowed', `${c.req.method} is not allowed on ${path}: use ${allowed.join(' or ')}`, {

@@ -4,13 +4,14 @@ import { internalErrorHandler } from './errors.js';
 import { requireSomeConfig, resolveHash } from './resolve.js';
 import type { ListRecord } from './types.js';
 
-/** GET /list, /status, /logs/:hash and POST /start, /stop (all or one): the tunnels as the user drives them. */
+/** GET /list, /status and POST /start, /stop (all or one), /restart/:hash: the tunnels as the user drives them. */
 export function createControlApp(engine: EngineApi, onBug?: Parameters<typeof internalErrorHandler>[0]): Hono {
   const app = new Hono();
   const sup = engine.supervisor;
 
+  // `status` too: the reference's /list carried it, and its scripts read it there.
   app.get('/list', (c) =>
-    c.json(engine.tunnels().map((t): ListRecord => ({ ...t.written, hash: t.hash, name: t.name }))),
+    c.json(engine.tunnels().map((t): ListRecord => ({ ...t.written, hash: t.hash, name: t.name, status: sup.status(t.hash)?.status ?? 'STOPPED' }))),
   );
 
   app.get('/status', (c) => c.json(sup.statuses()));
@@ -35,10 +36,12 @@ export function createControlApp(engine: EngineApi, onBug?: Parameters<typeof in
     return c.json(await sup.stop(hash.value));
   });
 
-  app.get('/logs/:hash', (c) => {
-    const hash = resolveHash(engine, c.req.param('hash'));
+  // Stop then start, as the reference's panel and CLI did in two requests.
+  app.post('/restart/:hash', async (c) => {
+    const hash = resolveHash(engine, c.req.param('hash'), true);
     if (!hash.ok) return hash.error;
-    return c.json(sup.logs(hash.value) ?? []);
+    await sup.stop(hash.value);
+    return c.json(await sup.start(hash.value));
   });
 
   app.onError(internalErrorHandler(onBug));

@@ -2,11 +2,16 @@ import type { Context } from 'hono';
 import { API_ERRORS, type ApiErrorBody, type ApiErrorCode } from './types.js';
 
 /** The one way every control route answers a failure: `{"error":{"code","message"}}` with its status. */
-export function apiError(code: ApiErrorCode, message: string, extra?: { matches?: string[]; headers?: Record<string, string> }): Response {
-  const body: ApiErrorBody = { error: { code, message, ...(extra?.matches ? { matches: extra.matches } : {}) } };
+export function apiError(
+  code: ApiErrorCode,
+  message: string,
+  extra?: { matches?: string[]; fields?: Record<string, string>; general?: string[]; headers?: Record<string, string> },
+): Response {
+  const { headers, ...details } = extra ?? {};
+  const body: ApiErrorBody = { error: { code, message, ...details } };
   return new Response(JSON.stringify(body), {
     status: API_ERRORS[code],
-    headers: { 'content-type': 'application/json; charset=utf-8', ...extra?.headers },
+    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
   });
 }
 

@@ -3,6 +3,7 @@
  * of the daemon, so the two sides agree on the shapes without sharing code.
  */
 export type { StatusRecord, TunnelState, LastExit } from '../tunnel/status.js';
+import type { TunnelState } from '../tunnel/status.js';
 
 /** What one reload did; sent on /events as `{"type":"reload", ...}`. */
 export interface ReloadRecord {
@@ -20,14 +21,19 @@ export interface ReloadRecord {
   left_out: number;
 }
 
-/** Every error body: `{"error": {"code", "message"}}`; `matches` only for an ambiguous prefix. */
+/**
+ * Every error body: `{"error": {"code", "message"}}`; `matches` only for an ambiguous
+ * prefix; `fields` (per form field) and `general` only for a refused config write.
+ */
 export interface ApiErrorBody {
-  error: { code: ApiErrorCode; message: string; matches?: string[] };
+  error: { code: ApiErrorCode; message: string; matches?: string[]; fields?: Record<string, string>; general?: string[] };
 }
 
 /** Error codes with their HTTP status. */
 export const API_ERRORS = {
   invalid_hash: 400,
+  invalid_body: 400,
+  invalid_tunnel: 400,
   unauthorized: 401,
   tunnel_not_found: 404,
   not_found: 404,
@@ -37,14 +43,18 @@ export const API_ERRORS = {
   not_interactive: 409,
   already_running: 409,
   foreign_origin: 403,
+  /** The file changed on disk since the client read it (If-Match), or while the write ran. */
+  config_conflict: 409,
+  /** The file cannot be edited without losing something (not YAML, not a map, over 1 MiB). */
+  config_not_editable: 409,
   internal_error: 500,
   config_invalid: 503,
   too_many_streams: 503,
 } as const;
 export type ApiErrorCode = keyof typeof API_ERRORS;
 
-/** GET /list: the entry as written in the config file, plus its `hash` and effective `name`. */
-export type ListRecord = Record<string, unknown> & { hash: string; name: string };
+/** GET /list: the entry as written in the config file, plus its `hash`, effective `name` and current `status`. */
+export type ListRecord = Record<string, unknown> & { hash: string; name: string; status: TunnelState };
 
 /** GET /health: always 200 while the daemon runs. */
 export interface HealthBody {
@@ -75,3 +85,27 @@ export type TerminalServerMessage =
 
 /** The largest frame a terminal may send (keystrokes and pastes, not files). */
 export const TERMINAL_MAX_FRAME = 64 * 1024;
+/** GET /logs/:hash, in the reference's shape: `log` is the lines joined by newlines, `lines` the same oldest first. */
+export interface LogsBody {
+  status: 'success';
+  tunnel_hash: string;
+  log: string;
+  lines: string[];
+}
+
+/** GET /logs: one entry per tunnel with output; `modified` is when its last line arrived (ISO 8601). */
+export interface LogsListEntry {
+  hash: string;
+  name: string;
+  lines: number;
+  modified: string | null;
+}
+
+/** A successful write of the reference's configuration API that has no record to return. */
+export interface SuccessBody {
+  status: 'success';
+  message: string;
+}
+
+export type { ReferenceTunnel } from './reference-tunnel.js';
+

@@ -1,7 +1,8 @@
-import type { ApiErrorBody, HealthBody, ListRecord, ReloadRecord, StatusRecord } from '../api/types.js';
+import type { ApiErrorBody, HealthBody, ListRecord, LogsBody, LogsListEntry, ReferenceTunnel, ReloadRecord, StatusRecord } from '../api/types.js';
 import { err, ok, type Result } from '../result.js';
 import { call, openEvents, type ApiResponse, type Unreachable } from './client.js';
 import { formatConfigProblem, formatList, formatProgress, formatRecordLine, formatReload, formatStatus, shortHash, type FormatOptions } from './format.js';
+import { formatLogs, formatLogsList, formatTunnel, formatValidation, hashOf } from './inspect.js';
 import type { Target } from './target.js';
 import { WaitTracker, type WaitOutcome } from './wait.js';
 import { unreachable } from '../unreachable.js';
@@ -30,7 +31,20 @@ export interface CommandContext {
   io: Io;
 }
 
-export type CommandName = 'list' | 'status' | 'start' | 'stop' | 'start-tunnel' | 'stop-tunnel' | 'logs' | 'reload';
+export type CommandName =
+  | 'list'
+  | 'status'
+  | 'start'
+  | 'stop'
+  | 'restart'
+  | 'start-tunnel'
+  | 'stop-tunnel'
+  | 'restart-tunnel'
+  | 'show-tunnel'
+  | 'logs'
+  | 'reload'
+  | 'validate'
+  | 'hash';
 
 const fmt = (ctx: CommandContext): FormatOptions => ({ color: ctx.io.color, now: ctx.io.now() });
 const line = (ctx: CommandContext, text: string) => ctx.io.err(`tunnel-cli: ${text}\n`);
@@ -71,8 +85,8 @@ async function request(ctx: CommandContext, method: string, path: string): Promi
 
 const print = (ctx: CommandContext, raw: string, human: () => string) => ctx.io.out(ctx.json ? (raw.endsWith('\n') ? raw : `${raw}\n`) : human());
 
-/** Runs one command; `hash` is already validated. Resolves with the exit code. */
-export async function runCommand(name: CommandName, hash: string | null, ctx: CommandContext): Promise<number> {
+/** Runs one command; `hash` is already validated; `args` are the positional arguments of `hash`. Resolves with the exit code. */
+export async function runCommand(name: CommandName, hash: string | null, ctx: CommandContext, args: readonly string[] = []): Promise<number> {
   const h = encodeURIComponent(hash ?? '');
   switch (name) {
     case 'list': {
@@ -118,12 +132,56 @@ export async function runCommand(name: CommandName, hash: string | null, ctx: Co
       return start(ctx, '/start', false);
     case 'start-tunnel':
       return start(ctx, `/start/${h}`, true);
+    // Stop, then start and wait as start does: the wait then sees only the new start's events.
+    case 'restart':
+    case 'restart-tunnel': {
+      const stopped = await request(ctx, 'POST', name === 'restart' ? '/stop' : `/stop/${h}`);
+      if (!stopped.ok) return stopped.error;
+      return name === 'restart' ? start(ctx, '/start', false) : start(ctx, `/start/${h}`, true);
+    }
     case 'logs': {
-      const body = await request(ctx, 'GET', `/logs/${h}`);
+      const body = await request(ctx, 'GET', hash === null ? '/logs' : `/logs/${h}`);
       if (!body.ok) return body.error;
-      const lines = parse<string[]>(ctx, body.value);
-      if (!lines.ok) return lines.error;
-      print(ctx, body.value, () => lines.value.map((l) => `${l}\n`).join(''));
+      if (hash === null) {
+        const entries = parse<LogsListEntry[]>(ctx, body.value);
+        if (!entries.ok) return entries.error;
+        print(ctx, body.value, () => formatLogsList(entries.value));
+        return EXIT.ok;
+      }
+      const logs = parse<LogsBody>(ctx, body.value);
+      if (!logs.ok) return logs.error;
+      print(ctx, body.value, () => formatLogs(logs.value));
+      return EXIT.ok;
+    }
+    case 'show-tunnel': {
+      const body = await request(ctx, 'GET', `/config/${h}`);
+      if (!body.ok) return body.error;
+      const tunnel = parse<ReferenceTunnel>(ctx, body.value);
+      if (!tunnel.ok) return tunnel.error;
+      const status = await request(ctx, 'GET', '/status');
+      if (!status.ok) return status.error;
+      const records = parse<StatusRecord[]>(ctx, status.value);
+      if (!records.ok) return records.error;
+      const record = records.value.find((r) => r.hash === tunnel.value.hash) ?? null;
+      print(ctx, JSON.stringify({ tunnel: tunnel.value, status: record }), () => formatTunnel(tunnel.value, record));
+      return EXIT.ok;
+    }
+    case 'validate': {
+      const body = await request(ctx, 'GET', '/health');
+      if (!body.ok) return body.error;
+      const health = parse<HealthBody>(ctx, body.value);
+      if (!health.ok) return health.error;
+      const v = formatValidation(health.value);
+      print(ctx, JSON.stringify(health.value.config), () => v.text);
+      return v.valid ? EXIT.ok : EXIT.failed;
+    }
+    case 'hash': {
+      const r = hashOf(args);
+      if ('error' in r) {
+        line(ctx, `hash: ${r.error}`);
+        return EXIT.usage;
+      }
+      print(ctx, JSON.stringify(r), () => `${r.hash}\n`);
       return EXIT.ok;
     }
     case 'reload': {

@@ -28,15 +28,19 @@ async function main(argv: string[]): Promise<number> {
     .option('--token <token>', 'Bearer token for --url (env TUNNEL_API_TOKEN)')
     .option('--json', 'Print the API\'s JSON bodies instead of tables');
 
-  let chosen: { name: CommandName | 'auth'; hash: string | null; options: Record<string, unknown> } | null = null;
+  let chosen: { name: CommandName | 'auth'; hash: string | null; args: string[]; options: Record<string, unknown> } | null = null;
   const command = (name: CommandName | 'auth', usage: string, description: string, withHash: boolean) => {
     const c = cli.command(usage, description);
-    if (name === 'start' || name === 'start-tunnel') {
+    if (name === 'start' || name === 'start-tunnel' || name === 'restart' || name === 'restart-tunnel') {
       c.option('--no-wait', 'Return at once instead of waiting until RUNNING')
         .option('--timeout <seconds>', 'How long to wait for RUNNING', { default: DEFAULT_TIMEOUT_S });
     }
     c.action((...args: unknown[]) => {
-      chosen = { name, hash: withHash ? String(args[0]) : null, options: args[args.length - 1] as Record<string, unknown> };
+      const positional = args.slice(0, -1);
+      const first = positional[0];
+      const hash = withHash && first !== undefined && !Array.isArray(first) ? String(first) : null;
+      const rest = positional.flat().map((a) => (a === undefined ? undefined : String(a))).filter((a): a is string => a !== undefined);
+      chosen = { name, hash, args: rest, options: args[args.length - 1] as Record<string, unknown> };
     });
     return c;
   };
@@ -48,8 +52,14 @@ async function main(argv: string[]): Promise<number> {
     .example('  $ tunnel-cli start-tunnel 1a2b3c4d');
   command('stop-tunnel', 'stop-tunnel <hash>', 'Stop one tunnel (it stays stopped until started)', true)
     .example('  $ tunnel-cli stop-tunnel 1a2b');
-  command('logs', 'logs <hash>', 'Recent ssh output of one tunnel', true);
+  command('restart', 'restart', 'Stop every tunnel, then start them and wait until they are RUNNING', false);
+  command('restart-tunnel', 'restart-tunnel <hash>', 'Stop one tunnel, then start it and wait until RUNNING', true);
+  command('show-tunnel', 'show-tunnel <hash>', 'One tunnel as written in the config file, with its state', true);
+  command('logs', 'logs [hash]', 'Recent ssh output of one tunnel; without a hash, which tunnels have output', true);
   command('reload', 'reload', 'Read the config file now and apply it', false);
+  command('validate', 'validate', 'Whether the daemon finds the config file valid; its problems (exit 1) if not', false);
+  command('hash', 'hash <name> <remote_host> <remote_port> <local_port> [direction] [interactive]', 'A tunnel\'s hash, computed here without the daemon', false)
+    .example('  $ tunnel-cli hash db user@bastion 5432 127.0.0.1:15432');
   command('auth', 'auth <hash>', 'Log in to an interactive tunnel (password, one-time code) from this terminal; Ctrl-C detaches', true)
     .example('  $ tunnel-cli auth 1a2b3c4d');
   cli.help((sections) => [
@@ -75,7 +85,7 @@ async function main(argv: string[]): Promise<number> {
     if (e instanceof Error && e.name === 'CACError') return usageError(e.message);
     throw e;
   }
-  const run = chosen as { name: CommandName | 'auth'; hash: string | null; options: Record<string, unknown> } | null;
+  const run = chosen as { name: CommandName | 'auth'; hash: string | null; args: string[]; options: Record<string, unknown> } | null;
   if (run === null) return usageError('no command');
 
   let hash: string | null = null;
@@ -109,7 +119,7 @@ async function main(argv: string[]): Promise<number> {
       columns: process.stderr.columns || undefined,
       now: () => new Date(),
     },
-  });
+  }, run.args);
 }
 
 function terminalIo(): TerminalIo {

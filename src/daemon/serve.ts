@@ -4,6 +4,7 @@ import { createMetrics } from '../api/metrics.js';
 import { startListeners } from '../api/server.js';
 import { createTerminalRoute, type TerminalRoute } from '../api/terminal.js';
 import { watchConfig } from '../config/watch.js';
+import { ConfigStore, defaultBackupDir } from '../config-edit/store.js';
 import { createProxyApp, createProxyMetrics } from '../proxy/index.js';
 import { createSupervisor } from '../supervisor/index.js';
 import { createConfigInForce, type ConfigInForce } from './config-in-force.js';
@@ -74,14 +75,23 @@ export async function startDaemon(settings: DaemonSettings, log: Log, env: NodeJ
       },
     });
     const metrics = createMetrics(engine, { also: [proxyMetrics.registry] });
+    // The daemon writes the config file only here: on an explicit /config request.
+    const configFile = new ConfigStore({
+      path: settings.configPath,
+      writer: 'api',
+      mode: settings.mode,
+      backupDir: defaultBackupDir(settings.configPath),
+      keepBackups: 10,
+      log,
+    });
     const eventSlots = new EventStreamSlots();
     const tcpTerminal = createTerminalRoute({ engine, tokens: settings.tokens, log });
     const socketTerminal = createTerminalRoute({ engine, tokens: null, log });
     terminals = [tcpTerminal, socketTerminal];
     listeners = await startListeners({
       upgrade: { tcp: (req, socket, head) => tcpTerminal.upgrade(req, socket, head), socket: (req, socket, head) => socketTerminal.upgrade(req, socket, head) },
-      tcpApp: createDaemonApp({ engine, transport: 'tcp', tokens: settings.tokens, proxy, metrics, eventSlots }),
-      socketApp: createDaemonApp({ engine, transport: 'socket', tokens: null, metrics, eventSlots }),
+      tcpApp: createDaemonApp({ engine, configFile, transport: 'tcp', tokens: settings.tokens, proxy, metrics, eventSlots }),
+      socketApp: createDaemonApp({ engine, configFile, transport: 'socket', tokens: null, metrics, eventSlots }),
       listen: settings.listen,
       socketPath: settings.socketPath,
       tokens: settings.tokens,

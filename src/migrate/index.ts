@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { MAX_CONFIG_BYTES } from '../config/guard.js';
 import { migrate } from '../config/migrate.js';
 import { formatHashChange } from '../config/reference-compare.js';
-import { saveBackup, writeAtomic } from '../panel/file-io.js';
+import { saveBackup, writeAtomic } from '../config-edit/file-io.js';
 import { unifiedDiff } from './unified-diff.js';
 
 /**

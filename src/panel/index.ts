@@ -1,12 +1,11 @@
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import { isLoopback } from '../api/listen.js';
 import type { DirectionMode } from '../tunnel/spec.js';
 import { createPanelApp } from './app.js';
 import { loadAssets } from './assets.js';
 import { Sessions } from './auth.js';
-import { ConfigStore } from './config-store.js';
+import { ConfigStore, defaultBackupDir } from '../config-edit/store.js';
 import { createDaemonClient } from './daemon-client.js';
 import { EventsHub } from './events-hub.js';
 import { readSshHosts } from './ssh-hosts.js';
@@ -67,8 +66,9 @@ export async function startPanel(opts: PanelOptions): Promise<RunningPanel> {
     sessions,
     store: new ConfigStore({
       path: opts.configPath,
+      writer: 'panel',
       mode: opts.mode,
-      backupDir: opts.backupDir ?? join(dirname(opts.configPath), '.panel-backups'),
+      backupDir: opts.backupDir ?? defaultBackupDir(opts.configPath),
       keepBackups: opts.keepBackups ?? 10,
       log,
     }),

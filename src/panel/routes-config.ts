@@ -1,10 +1,10 @@
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import type { DirectionMode } from '../tunnel/spec.js';
-import type { Edit, TunnelFields } from './config-edit.js';
-import type { ConfigStore, ConfigView, SaveFailure } from './config-store.js';
+import type { Edit, TunnelFields } from '../config-edit/edit.js';
+import type { ConfigStore, ConfigView, SaveFailure } from '../config-edit/store.js';
 import { describeTunnel, directionChoices } from './describe.js';
-import { problemText } from './field-errors.js';
+import { problemText } from '../config-edit/field-errors.js';
 import { apiError } from './http-errors.js';
 import { unreachable } from '../unreachable.js';
 

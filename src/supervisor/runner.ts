@@ -128,6 +128,11 @@ export class Runner {
     return this.ring.toArray();
   }
 
+  /** When the last log line arrived (ISO 8601), null before any. */
+  logsModified(): string | null {
+    return this.ring.modifiedAt === null ? null : new Date(this.ring.modifiedAt).toISOString();
+  }
+
   /** True while a child exists or is about to (starting, running, retrying, stopping, awaiting a login). */
   get active(): boolean {
     return isActive(this.tunnel.phase);
@@ -313,7 +318,7 @@ export class Runner {
     const lines = new LineRing(ATTEMPT_LINES);
     const onLine = (line: string) => {
       lines.push(line);
-      if (keepInLog(line)) this.ring.push(line);
+      if (keepInLog(line)) this.ring.push(line, this.deps.clock.now());
       this.deps.onLine?.(plan.spec.hash, line);
       if (this.watchedAttempt === attempt) this.health.line(line);
       // sshd refusing every -L channel is a cause no retry fixes (SPEC §4), but ssh
@@ -408,6 +413,6 @@ export class Runner {
 
   /** A line of our own in the tunnel's log, between ssh's lines. */
   private note(text: string): void {
-    this.ring.push(`[tunnel-manager ${new Date(this.deps.clock.now()).toISOString()}] ${text}`);
+    this.ring.push(`[tunnel-manager ${new Date(this.deps.clock.now()).toISOString()}] ${text}`, this.deps.clock.now());
   }
 }

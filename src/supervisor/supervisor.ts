@@ -248,6 +248,10 @@ class Supervisor implements SupervisorApi {
     return this.runners.get(hash)?.logs();
   }
 
+  logsModified(hash: string): string | null {
+    return this.runners.get(hash)?.logsModified() ?? null;
+  }
+
   subscribe(listener: (e: SupervisorEvent) => void): () => void {
     this.listeners.add(listener);
     return () => {

@@ -73,6 +73,8 @@ export interface SupervisorApi {
    * its prompt is too old. One terminal at a time.
    */
   attach(hash: string, sink: TerminalSink): Promise<Result<Attachment, AttachRefusal>>;
+  /** When the tunnel's last log line arrived (ISO 8601); null before any. */
+  logsModified(hash: string): string | null;
   /** Subscribe to every state change; returns the unsubscribe function. */
   subscribe(listener: (e: SupervisorEvent) => void): () => void;
   /** Ends every child and waits; idempotent. */

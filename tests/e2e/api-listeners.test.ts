@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDaemonApp } from '../../src/api/app.js';
+import { tempConfigFile } from '../unit/api-helpers.js';
 import { createMetrics } from '../../src/api/metrics.js';
 import { ListenError, startListeners } from '../../src/api/server.js';
 import { FakeEngine, SAMPLE } from '../unit/api-fake-engine.js';
@@ -27,8 +28,8 @@ async function start(opts: { socketPath: string; host?: string; tokens?: string[
   const metrics = createMetrics(engine, { processMetrics: false });
   const tokens = opts.tokens ?? null;
   const listeners = await startListeners({
-    tcpApp: createDaemonApp({ engine, transport: 'tcp', tokens, metrics }),
-    socketApp: createDaemonApp({ engine, transport: 'socket', tokens: null, metrics }),
+    tcpApp: createDaemonApp({ engine, configFile: tempConfigFile().configFile, transport: 'tcp', tokens, metrics }),
+    socketApp: createDaemonApp({ engine, configFile: tempConfigFile().configFile, transport: 'socket', tokens: null, metrics }),
     listen: { host: opts.host ?? '127.0.0.1', port: 0 },
     socketPath: opts.socketPath,
     tokens,
@@ -149,7 +150,7 @@ describe('startListeners', () => {
     const engine = new FakeEngine(SAMPLE);
     cleanups.push(() => engine.close());
     const metrics = createMetrics(engine, { processMetrics: false });
-    const app = createDaemonApp({ engine, transport: 'tcp', tokens: null, metrics });
+    const app = createDaemonApp({ engine, configFile: tempConfigFile().configFile, transport: 'tcp', tokens: null, metrics });
     const e = await startListeners({ tcpApp: app, socketApp: app, listen: { host: '127.0.0.1', port }, socketPath, tokens: null }).catch((x: unknown) => x);
     expect((e as Error).message).toBe(`cannot listen on 127.0.0.1:${port}: the address is already in use`);
     expect(existsSync(socketPath)).toBe(false);

@@ -1,7 +1,7 @@
 // The built tunnel-cli (dist/cli/main.js) against the real listeners serving the API
 // over an in-memory engine: every command, --json, exit codes, socket and URL + token.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +9,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDaemonApp } from '../../src/api/app.js';
 import { createMetrics } from '../../src/api/metrics.js';
 import { startListeners, type Listeners } from '../../src/api/server.js';
+import { ConfigStore } from '../../src/config-edit/store.js';
+import { stringify } from 'yaml';
 import type { StatusRecord } from '../../src/tunnel/status.js';
 import { FakeEngine, SAMPLE } from '../unit/api-fake-engine.js';
 
@@ -44,9 +46,13 @@ beforeAll(async () => {
   socketPath = join(dir, 'run', 'api.sock');
   engine = new FakeEngine(SAMPLE);
   const metrics = createMetrics(engine, { processMetrics: false });
+  // The file the engine's tunnels come from, for the commands that read it (show-tunnel).
+  const configPath = join(dir, 'config.yaml');
+  writeFileSync(configPath, stringify({ tunnels: SAMPLE }));
+  const configFile = new ConfigStore({ path: configPath, writer: 'api', mode: 'default', backupDir: join(dir, 'backups'), keepBackups: 3, log: () => undefined });
   listeners = await startListeners({
-    tcpApp: createDaemonApp({ engine, transport: 'tcp', tokens: [TOKEN], metrics }),
-    socketApp: createDaemonApp({ engine, transport: 'socket', tokens: null, metrics }),
+    tcpApp: createDaemonApp({ engine, configFile, transport: 'tcp', tokens: [TOKEN], metrics }),
+    socketApp: createDaemonApp({ engine, configFile, transport: 'socket', tokens: null, metrics }),
     listen: { host: '127.0.0.1', port: 0 },
     socketPath,
     tokens: [TOKEN],
@@ -108,9 +114,70 @@ describe('reading', () => {
     expect(r.stdout).toContain('debug1: remote forward success for: listen 0.0.0.0:8081\n');
     expect((await sock('logs', h, '--json')).stdout).toBe(`${await api(`/logs/${h}`)}\n`);
   });
+
+  it('logs without a hash: which tunnels have output; --json equal to GET /logs', async () => {
+    const h = hashOf('web');
+    engine.log(h, 'Connection refused');
+    const r = await sock('logs');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`^NAME +HASH +LINES +LAST LINE AT\\nweb +${h.slice(0, 8)} +\\d+ +\\d{4}-`));
+    expect((await sock('logs', '--json')).stdout).toBe(`${await api('/logs')}\n`);
+  });
+
+  it('show-tunnel: the entry as written and its state; --json has both', async () => {
+    const h = hashOf('web');
+    const r = await sock('show-tunnel', h.slice(0, 8));
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^name +web\n/);
+    expect(r.stdout).toContain(`hash         ${h}\n`);
+    expect(r.stdout).toContain('remote_port  0.0.0.0:8081\n');
+    expect(r.stdout).toMatch(/status +(STOPPED|RUNNING|STARTING)\n/);
+    const j = JSON.parse((await sock('show-tunnel', h, '--json')).stdout) as { tunnel: { hash: string }; status: { hash: string } };
+    expect(j.tunnel.hash).toBe(h);
+    expect(j.status.hash).toBe(h);
+    const none = await sock('show-tunnel', 'ffff0000');
+    expect(none.code).toBe(1);
+    expect(none.stderr).toMatch(/^tunnel-cli: no tunnel has a hash starting with ffff0000/);
+  });
+
+  it('validate: 0 and a sentence for a valid file, 1 and the problems for an invalid one', async () => {
+    const ok = await sock('validate');
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toBe('the config file is valid\n');
+    engine.health = { ...engine.health, valid: false, error: 'line 4, column 18: tunnels[0].remote_port: expected a port 1-65535, found "99999"' };
+    const bad = await sock('validate');
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toContain('line 4, column 18: tunnels[0].remote_port');
+    engine.health = { ...engine.health, valid: true, error: null };
+  });
+
+  it('hash: the reference formula, without a daemon; ports keep their text', async () => {
+    const r = await cli(['--socket', join(dir, 'nowhere.sock'), 'hash', 'db', 'user@bastion', '05432', '127.0.0.1:15432']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('759a55c68f91a719998ccd1405be97e1\n');
+    expect((await cli(['hash', '', 'h', '1', '2', 'local_to_remote', 'true'])).stdout).toBe('d0bab6b25e86e873200793594c663f67\n');
+    const bad = await cli(['hash', 'a', 'b', '1', '2', 'remote_to_local', 'maybe']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^tunnel-cli: hash: interactive: expected true or false, found "maybe"\n$/);
+  });
 });
 
 describe('starting and stopping', () => {
+  it('restart-tunnel stops, starts and waits until RUNNING with a new pid; restart does it for all', async () => {
+    engine.delayMs = 100;
+    const h = hashOf('db');
+    expect((await sock('start-tunnel', h)).code).toBe(0);
+    const pid = engine.supervisor.status(h)!.pid;
+    const r = await sock('restart-tunnel', h.slice(0, 8));
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`^db \\(${h.slice(0, 8)}\\): RUNNING`));
+    expect(engine.supervisor.status(h)!.pid).not.toBe(pid);
+    const all = await sock('restart');
+    expect(all.code).toBe(0);
+    expect(all.stdout).toMatch(/db .*RUNNING/);
+    await engine.supervisor.stopAll();
+  });
+
   it('start-tunnel waits until RUNNING and prints the line; --json prints the final record', async () => {
     engine.delayMs = 300;
     const h = hashOf('db');
@@ -212,7 +279,9 @@ describe('exit codes', () => {
     const cases: string[][] = [
       ['start-tunnel', 'xyz'],
       ['stop-tunnel', 'abc'],
-      ['logs'],
+      ['logs', 'xyz'],
+      ['restart-tunnel'],
+      ['hash', 'a'],
       ['bogus'],
       ['status', '--bogus'],
       ['status', '--no-wait'],
@@ -240,7 +309,7 @@ describe('exit codes', () => {
   });
 
   it('--help for every command and --version exit 0', async () => {
-    for (const c of ['list', 'status', 'start', 'stop', 'start-tunnel', 'stop-tunnel', 'logs', 'reload']) {
+    for (const c of ['list', 'status', 'start', 'stop', 'restart', 'start-tunnel', 'stop-tunnel', 'restart-tunnel', 'show-tunnel', 'logs', 'reload', 'validate', 'hash']) {
       const r = await cli([c, '--help']);
       expect(r.code, c).toBe(0);
       expect(r.stdout, c).toContain(`$ tunnel-cli ${c}`);

@@ -3,7 +3,7 @@ import { EventStreamSlots } from '../../src/api/events.js';
 import type { SseItem } from '../../src/api/sse-parser.js';
 import type { ApiErrorBody } from '../../src/api/types.js';
 import type { StatusRecord } from '../../src/tunnel/status.js';
-import { FakeEngine } from './api-fake-engine.js';
+import { FakeEngine, spec } from './api-fake-engine.js';
 import { build, readSse } from './api-helpers.js';
 
 const engines: FakeEngine[] = [];
@@ -38,7 +38,7 @@ describe('GET /list', () => {
     const body = (await r.json()) as Record<string, unknown>[];
     expect(body).toHaveLength(3);
     const [db, web, unnamed] = engine.tunnels();
-    expect(body[0]).toEqual({ name: 'db', remote_host: 'user@bastion', remote_port: 5432, local_port: '127.0.0.1:15432', direction: 'remote_to_local', hash: db!.hash });
+    expect(body[0]).toEqual({ name: 'db', remote_host: 'user@bastion', remote_port: 5432, local_port: '127.0.0.1:15432', direction: 'remote_to_local', hash: db!.hash, status: 'STOPPED' });
     // ip:port strings round-trip exactly; unknown keys are kept.
     expect(body[1]).toMatchObject({ remote_port: '0.0.0.0:8081', local_port: 3000, comment_key: 'kept', hash: web!.hash });
     expect(body[2]).toMatchObject({ name: 'unnamed', interactive: true, hash: unnamed!.hash });
@@ -137,15 +137,72 @@ describe('POST /start/:hash and /stop/:hash', () => {
   });
 });
 
-describe('GET /logs/:hash', () => {
-  it('returns the recent ssh lines as a JSON array of strings', async () => {
+describe('GET /logs/:hash and /logs', () => {
+  it('returns the recent ssh output in the reference shape: log as text, lines as an array', async () => {
     const { app, engine } = setup();
     const hash = engine.tunnels()[1]!.hash;
-    expect(await json(await app.request(`/logs/${hash}`))).toEqual([]);
+    expect(await json(await app.request(`/logs/${hash}`))).toEqual({ status: 'success', tunnel_hash: hash, log: '', lines: [] });
     engine.log(hash, 'debug1: Local forwarding listening on 127.0.0.1 port 3000.');
-    expect(await json(await app.request(`/logs/${hash.slice(0, 4)}`))).toEqual(['debug1: Local forwarding listening on 127.0.0.1 port 3000.']);
+    engine.log(hash, 'Authenticated to bastion ("127.0.0.1":22) using "publickey".');
+    expect(await json(await app.request(`/logs/${hash.slice(0, 4)}`))).toEqual({
+      status: 'success',
+      tunnel_hash: hash,
+      log: 'debug1: Local forwarding listening on 127.0.0.1 port 3000.\nAuthenticated to bastion ("127.0.0.1":22) using "publickey".',
+      lines: ['debug1: Local forwarding listening on 127.0.0.1 port 3000.', 'Authenticated to bastion ("127.0.0.1":22) using "publickey".'],
+    });
     await expectError(await app.request('/logs/0000ffff'), 404, 'tunnel_not_found');
     await expectError(await app.request('/logs/nope'), 400, 'invalid_hash');
+  });
+
+  it('GET /logs lists only tunnels with output, with their line count and when the last line came', async () => {
+    const { app, engine } = setup();
+    expect(await json(await app.request('/logs'))).toEqual([]);
+    const t = engine.tunnels()[0]!;
+    engine.log(t.hash, 'Connection refused');
+    const body = (await json(await app.request('/logs'))) as { hash: string; name: string; lines: number; modified: string }[];
+    expect(body).toEqual([{ hash: t.hash, name: 'db', lines: 1, modified: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) }]);
+  });
+
+  it('an ambiguous prefix is 409 with the matches, in the error shape', async () => {
+    // Two entries whose hashes share their first four digits (found by trying names).
+    const entry = (i: number) => ({ name: `t${i}`, remote_host: 'h', remote_port: 1000, local_port: 2000, direction: 'remote_to_local' as const });
+    const seen = new Map<string, number>();
+    let pair: [number, number] | null = null;
+    for (let i = 0; pair === null; i++) {
+      const p = spec(entry(i)).hash.slice(0, 4);
+      const j = seen.get(p);
+      if (j !== undefined) pair = [j, i];
+      seen.set(p, i);
+    }
+    const { app, engine } = setup({ entries: [entry(pair[0]), entry(pair[1])] });
+    const [a, b] = engine.tunnels();
+    const r = await app.request(`/logs/${a!.hash.slice(0, 4)}`);
+    expect(r.status).toBe(409);
+    const body = (await r.json()) as { error: { code: string; matches: string[] } };
+    expect(body.error.code).toBe('ambiguous_hash');
+    expect(body.error.matches.sort()).toEqual([a!.hash, b!.hash].sort());
+  });
+});
+
+describe('POST /restart/:hash', () => {
+  it('stops then starts the tunnel and returns its record; a manual stop is undone', async () => {
+    const { app, engine } = setup();
+    const hash = engine.tunnels()[0]!.hash;
+    await app.request(`/start/${hash}`, post);
+    await sleep(60);
+    const running = (await json(await app.request('/status'))) as StatusRecord[];
+    const pid = running[0]!.pid;
+    expect(running[0]!.status).toBe('RUNNING');
+    const r = (await json(await app.request(`/restart/${hash.slice(0, 8)}`, post))) as StatusRecord;
+    expect(r.hash).toBe(hash);
+    expect(r.status).toBe('STARTING');
+    await sleep(60);
+    const after = ((await json(await app.request('/status'))) as StatusRecord[])[0]!;
+    expect(after.status).toBe('RUNNING');
+    expect(after.pid).not.toBe(pid);
+    await expectError(await app.request('/restart/ffff0000', post), 404, 'tunnel_not_found');
+    const wrong = await app.request(`/restart/${hash}`);
+    expect(wrong.status).toBe(405);
   });
 });
 

@@ -49,6 +49,7 @@ export class FakeEngine implements EngineApi {
   private listeners = new Set<(e: SupervisorEvent) => void>();
   private reloadListeners = new Set<(r: ReloadRecord) => void>();
   private logLines = new Map<string, string[]>();
+  private logTimes = new Map<string, string>();
   private timers = new Set<NodeJS.Timeout>();
   outcomes = new Map<string, Outcome>();
   delayMs = 30;
@@ -140,6 +141,7 @@ export class FakeEngine implements EngineApi {
       return this.supervisor.statuses();
     },
     logs: (hash) => this.logLines.get(hash) ?? (this.records.has(hash) ? [] : undefined),
+    logsModified: (hash) => this.logTimes.get(hash) ?? null,
     subscribe: (l) => {
       this.listeners.add(l);
       return () => this.listeners.delete(l);
@@ -151,6 +153,7 @@ export class FakeEngine implements EngineApi {
     const lines = this.logLines.get(hash) ?? [];
     lines.push(line);
     this.logLines.set(hash, lines);
+    this.logTimes.set(hash, this.clock().toISOString());
   }
 
   listenerCount(): number {

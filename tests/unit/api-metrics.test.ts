@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createDaemonApp } from '../../src/api/app.js';
+import { tempConfigFile } from './api-helpers.js';
 import { createMetrics } from '../../src/api/metrics.js';
 import { TUNNEL_STATES } from '../../src/tunnel/status.js';
 import { FakeEngine, SAMPLE } from './api-fake-engine.js';
@@ -30,7 +31,7 @@ describe('GET /metrics', () => {
   it('exposes per-tunnel state, up, restarts, state timing, reloads and config validity, labelled by hash and name', async () => {
     const engine = new FakeEngine(SAMPLE);
     const metrics = createMetrics(engine);
-    const app = createDaemonApp({ engine, transport: 'tcp', tokens: null, metrics });
+    const app = createDaemonApp({ engine, configFile: tempConfigFile().configFile, transport: 'tcp', tokens: null, metrics });
     const [db, web] = engine.tunnels();
     engine.outcomes.set(web!.hash, { state: 'RETRYING', error: 'connection refused' });
     await app.request(`/start/${db!.hash}`, { method: 'POST' });

@@ -84,7 +84,7 @@ describe('formatStatus', () => {
 
 describe('formatList', () => {
   it('shows the entries as written', () => {
-    const out = formatList([{ name: 'db', hash: '1a2b3c4d5e6f', remote_host: 'user@bastion', remote_port: 5432, local_port: '127.0.0.1:15432', direction: 'remote_to_local' }]);
+    const out = formatList([{ name: 'db', hash: '1a2b3c4d5e6f', remote_host: 'user@bastion', remote_port: 5432, local_port: '127.0.0.1:15432', direction: 'remote_to_local', status: 'RUNNING' }]);
     expect(out).toBe('NAME  HASH      DIRECTION        REMOTE HOST   REMOTE  LOCAL\ndb    1a2b3c4d  remote to local  user@bastion  5432    127.0.0.1:15432\n');
   });
 });

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createPanelApp } from '../../src/panel/app.js';
 import { loadAssets } from '../../src/panel/assets.js';
 import { Sessions } from '../../src/panel/auth.js';
-import { ConfigStore } from '../../src/panel/config-store.js';
+import { ConfigStore } from '../../src/config-edit/store.js';
 import { createDaemonClient } from '../../src/panel/daemon-client.js';
 import { EventsHub } from '../../src/panel/events-hub.js';
 import { startPanel } from '../../src/panel/index.js';
@@ -76,7 +76,7 @@ async function setup(opts: { password?: string | null } = {}) {
   const app = createPanelApp({
     password: opts.password ?? null,
     sessions: new Sessions(),
-    store: new ConfigStore({ path: configPath, mode: 'default', backupDir: join(dir, 'backups'), keepBackups: 3, log: (e) => logs.push(e) }),
+    store: new ConfigStore({ path: configPath, writer: 'panel', mode: 'default', backupDir: join(dir, 'backups'), keepBackups: 3, log: (e) => logs.push(e) }),
     mode: 'default',
     sshHosts: async () => ['bastion', 'db1'],
     daemon: client,

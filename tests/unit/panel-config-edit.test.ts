@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { applyEdit, readEntries, type Edit, type TunnelFields } from '../../src/panel/config-edit.js';
+import { applyEdit, readEntries, type Edit, type TunnelFields } from '../../src/config-edit/edit.js';
 import { parseConfigText } from '../../src/config/load.js';
 
 const FILE = `# Tunnels for the lab

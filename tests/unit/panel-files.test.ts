@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readFileState, saveBackup, versionOf, writeAtomic } from '../../src/panel/file-io.js';
+import { readFileState, saveBackup, versionOf, writeAtomic } from '../../src/config-edit/file-io.js';
 import { readSshHosts } from '../../src/panel/ssh-hosts.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'tm-panel-'));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ConfigProblem } from '../../src/config/types.js';
 import { describeTunnel, directionChoices } from '../../src/panel/describe.js';
-import { blockingErrors } from '../../src/panel/field-errors.js';
+import { blockingErrors } from '../../src/config-edit/field-errors.js';
 import { hostAliases } from '../../src/panel/ssh-hosts.js';
 
 describe('direction in words', () => {

@@ -1,10 +1,12 @@
+import { dirname, join } from 'node:path';
 import { parseConfigText } from '../config/load.js';
 import type { ConfigProblem } from '../config/types.js';
 import { err, ok, type Result } from '../result.js';
 import type { DirectionMode } from '../tunnel/spec.js';
-import { applyEdit, readEntries, type Edit, type EntryView } from './config-edit.js';
+import { applyEdit, readEntries, type Edit, type EntryView } from './edit.js';
 import { blockingErrors, type FieldErrors } from './field-errors.js';
 import { readFileState, saveBackup, writeAtomic, type FileState } from './file-io.js';
+import { parseEditable, printEditable } from './yaml-doc.js';
 import { unreachable } from '../unreachable.js';
 
 /** The config file as the page sees it. */
@@ -46,8 +48,21 @@ export interface SaveResult {
   backup_error: string | null;
 }
 
+/** Where previous versions of the file are kept unless told otherwise: `.panel-backups` next to it (outside what the daemon reloads). */
+export function defaultBackupDir(configPath: string): string {
+  return join(dirname(configPath), '.panel-backups');
+}
+
+/**
+ * What to change: an edit, or a function that picks the edit from the file as it is
+ * when the save runs (an edit addressed by hash finds its entry's place there).
+ */
+export type EditPlan = Edit | ((view: ConfigView) => Result<Edit, SaveFailure>);
+
 export interface ConfigStoreDeps {
   path: string;
+  /** Who writes, for the log: the panel or the daemon's /config API. */
+  writer: 'panel' | 'api';
   mode: DirectionMode;
   backupDir: string;
   keepBackups: number;
@@ -91,6 +106,11 @@ export class ConfigStore {
     this.#deps = deps;
   }
 
+  /** The file this store edits. */
+  get path(): string {
+    return this.#deps.path;
+  }
+
   async view(): Promise<ConfigView> {
     return this.#viewOf(await readFileState(this.#deps.path));
   }
@@ -116,23 +136,34 @@ export class ConfigStore {
     };
   }
 
-  /** Applies one edit if the file is still at `version`; `hash` names the entry the user meant, for the conflict view. */
-  save(version: string, edit: Edit, hash: string | null): Promise<Result<SaveResult, SaveFailure>> {
-    const run = this.#queue.then(() => this.#save(version, edit, hash));
+  /**
+   * Applies one edit if the file is still at `version` (null: whatever is on disk when
+   * the save runs, still refused if it changes before the rename); `hash` names the
+   * entry the user meant, for the conflict view.
+   */
+  save(version: string | null, plan: EditPlan, hash: string | null): Promise<Result<SaveResult, SaveFailure>> {
+    const run = this.#queue.then(() => this.#save(version, plan, hash));
     this.#queue = run.catch(() => undefined);
     return run;
   }
 
-  async #save(version: string, edit: Edit, hash: string | null): Promise<Result<SaveResult, SaveFailure>> {
+  async #save(version: string | null, plan: EditPlan, hash: string | null): Promise<Result<SaveResult, SaveFailure>> {
     const { path, mode, log } = this.#deps;
     const before = await readFileState(path);
-    if (before.version !== version) return err(this.#conflict(before, edit, hash));
+    if (version !== null && before.version !== version) return err(this.#conflict(before, typeof plan === 'function' ? null : plan, hash));
     if (before.tooBig !== null) return err({ reason: 'not_editable', message: 'the file is over 1 MiB; fix it by hand' });
+    const chosen = typeof plan === 'function' ? plan(this.#viewOf(before)) : ok(plan);
+    if (!chosen.ok) return chosen;
+    const edit = chosen.value;
     const text = before.text ?? '';
     const next = applyEdit(text, edit);
     if (!next.ok) {
       return err(next.error.reason === 'not_found' ? { reason: 'not_found', message: next.error.message } : { reason: 'not_editable', message: next.error.message });
     }
+    // An edit that changes nothing (a client saving what it read) leaves the file alone:
+    // re-printing would only normalise its spacing.
+    const same = parseEditable(text);
+    if (same.ok && printEditable(same.value) === next.value) return ok({ view: this.#viewOf(before), backup_error: null });
     const entriesAfter = readEntries(next.value);
     const errors = blockingErrors(validate(text, mode).problems, validate(next.value, mode).problems, edit, entriesAfter.ok ? entriesAfter.value.length : 0);
     if (errors !== null) return err({ reason: 'invalid', message: 'the tunnel was not saved: fix the fields marked below', errors });
@@ -143,7 +174,7 @@ export class ConfigStore {
         await saveBackup(this.#deps.backupDir, path, before.text, this.#deps.keepBackups);
       } catch (e) {
         backup_error = `the previous version could not be backed up in ${this.#deps.backupDir}: ${e instanceof Error ? e.message : String(e)}`;
-        log({ event: 'panel_backup_failed', error: backup_error });
+        log({ event: 'config_backup_failed', writer: this.#deps.writer, error: backup_error });
       }
     }
     // Checked again right before the rename: an editor may have saved while we worked.
@@ -155,14 +186,14 @@ export class ConfigStore {
       return false;
     });
     if (!written && raced) return err(this.#conflict(raced, edit, hash));
-    log({ event: 'panel_saved', path, edit: edit.kind, ...(edit.kind === 'add' ? {} : { index: edit.index }) });
+    log({ event: 'config_saved', writer: this.#deps.writer, path, edit: edit.kind, ...('index' in edit ? { index: edit.index } : {}) });
     return ok({ view: this.#viewOf(await readFileState(path)), backup_error });
   }
 
-  #conflict(now: FileState, edit: Edit, hash: string | null): SaveFailure {
+  #conflict(now: FileState, edit: Edit | null, hash: string | null): SaveFailure {
     const current = this.#viewOf(now);
     const byHash = hash !== null ? current.entries.find((e) => e.hash === hash) : undefined;
-    const theirs = byHash ?? (edit.kind !== 'add' ? current.entries[edit.index] ?? null : null);
+    const theirs = byHash ?? (edit !== null && 'index' in edit ? current.entries[edit.index] ?? null : null);
     return {
       reason: 'conflict',
       message: now.missing

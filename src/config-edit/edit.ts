@@ -7,7 +7,9 @@ import { unreachable } from '../unreachable.js';
 /**
  * Editing the `tunnels:` list of the config file through the yaml Document API: nodes
  * are changed in place, so comments, key order, quoting and keys the form does not
- * know (ssh_options, interactive, anything else) survive every save.
+ * know (ssh_options, anything else) survive every save. The panel and the daemon's
+ * `/config` API both edit through this module. Only `tunnels:` entries are touched:
+ * `${VAR}` references elsewhere (provider keys) are never expanded or rewritten.
  */
 
 /** The fields the panel's form edits, in the order a new entry is written. */
@@ -29,10 +31,27 @@ export interface EntryView {
   hash: string | null;
 }
 
+/** One tunnel as a client sends it: the form's fields, and `interactive` when the client sets it. */
+export interface TunnelInput {
+  fields: TunnelFields;
+  /** Undefined leaves the entry's `interactive` as written (the panel's form does not show it). */
+  interactive?: boolean;
+}
+
 export type Edit =
-  | { kind: 'add'; fields: TunnelFields }
-  | { kind: 'update'; index: number; fields: TunnelFields }
-  | { kind: 'delete'; index: number };
+  | ({ kind: 'add' } & TunnelInput)
+  | ({ kind: 'update'; index: number } & TunnelInput)
+  | { kind: 'delete'; index: number }
+  /** The whole list replaced (the reference's `POST /config`); entries that keep their hash keep their node. */
+  | { kind: 'replace'; tunnels: TunnelInput[] };
+
+/** The hash a tunnel sent by a client gets once written (SPEC §5), read by the one identity rule of the config. */
+export function inputHash(t: TunnelInput): string {
+  return entryHash((key) => {
+    if (key === 'interactive') return t.interactive === undefined ? undefined : new Scalar(String(t.interactive));
+    return new Scalar(t.fields[key]);
+  });
+}
 
 export type EditFailure =
   | { reason: 'unparsable'; message: string }
@@ -127,6 +146,52 @@ function setField(doc: Document, map: YAMLMap, field: FormField, value: string):
   else map.items.splice(at, 0, pair);
 }
 
+/**
+ * Sets `interactive` when the client said something and it differs from what the entry
+ * means: written as a plain `true`/`false` (an absent key already means false).
+ */
+function setInteractive(doc: Document, map: YAMLMap, value: boolean | undefined): void {
+  if (value === undefined) return;
+  const node = map.get('interactive', true);
+  // Any spelling that already means the value stays as written: its text is part of the hash.
+  const current = readInteractive(node);
+  if (current.ok && current.value === value) return;
+  if (isScalar(node)) {
+    node.value = value;
+    node.type = 'PLAIN';
+    node.format = undefined;
+    return;
+  }
+  map.set('interactive', doc.createNode(value));
+}
+
+/** Replaces the whole list: an entry with an incoming hash is kept as it is; one at the same place is edited in place; the rest are new. */
+function replaceAll(doc: Document, seq: YAMLSeq, tunnels: readonly TunnelInput[], text: string): void {
+  const old = seq.items.map((item, i) => ({ item, view: viewOf(text, item, i) }));
+  const incoming = tunnels.map((t) => inputHash({ ...t, interactive: t.interactive ?? false }));
+  const used = new Set<number>();
+  const keptByHash = incoming.map((h) => {
+    const j = old.findIndex((o, k) => !used.has(k) && o.view.hash === h);
+    if (j >= 0) used.add(j);
+    return j;
+  });
+  const items = tunnels.map((t, i) => {
+    const kept = keptByHash[i] ?? -1;
+    if (kept >= 0) return old[kept]?.item;
+    const here = old[i];
+    if (here !== undefined && !used.has(i) && isMap(here.item)) {
+      used.add(i);
+      for (const f of FORM_FIELDS) setField(doc, here.item, f, t.fields[f]);
+      setInteractive(doc, here.item, t.interactive);
+      return here.item;
+    }
+    const entry = newEntry(doc, t.fields, seq.items);
+    setInteractive(doc, entry, t.interactive);
+    return entry;
+  });
+  seq.items = items;
+}
+
 /** A new entry, quoted the way the last entry quotes the same keys; flow style only if every entry is. */
 function newEntry(doc: Document, fields: TunnelFields, siblings: readonly unknown[]): YAMLMap {
   const like = siblings[siblings.length - 1];
@@ -175,7 +240,13 @@ export function applyEdit(text: string, edit: Edit): Result<string, EditFailure>
   switch (edit.kind) {
     case 'add': {
       const seq = ensureTunnels(e);
-      seq.items.push(newEntry(e.doc, edit.fields, seq.items));
+      const entry = newEntry(e.doc, edit.fields, seq.items);
+      setInteractive(e.doc, entry, edit.interactive);
+      seq.items.push(entry);
+      return ok(printEditable(e));
+    }
+    case 'replace': {
+      replaceAll(e.doc, ensureTunnels(e), edit.tunnels, text);
       return ok(printEditable(e));
     }
     case 'update': {
@@ -183,6 +254,7 @@ export function applyEdit(text: string, edit: Edit): Result<string, EditFailure>
       if (item === undefined) return err({ reason: 'not_found', message: `the file has no tunnel number ${edit.index + 1}` });
       if (!isMap(item)) return err({ reason: 'shape', message: `tunnel number ${edit.index + 1} is not a map; fix it by hand first` });
       for (const f of FORM_FIELDS) setField(e.doc, item, f, edit.fields[f]);
+      setInteractive(e.doc, item, edit.interactive);
       return ok(printEditable(e));
     }
     case 'delete': {
