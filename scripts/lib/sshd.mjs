@@ -58,8 +58,8 @@ function keygen(path) {
  * Starts sshd on 127.0.0.1 and returns a handle. The client config at `sshConfigPath`
  * defines the alias `testhost` (authorized key) and `badkey` (a key the server does not
  * accept), both with known_hosts inside the server's folder. Options: `dir`, `port`,
- * `sshdOptions` (lines appended), `settings` (keyword → value, replacing a base line),
- * `program` (the path sshd is started by).
+ * `sshdOptions` (lines that come first, so they win), `program` (the path sshd is
+ * started by).
  */
 export async function startSshd(opts = {}) {
   if (!existsSync(SSHD_BIN)) {
@@ -78,12 +78,12 @@ export async function startSshd(opts = {}) {
   if (!existsSync(otherKey)) keygen(otherKey);
   copyFileSync(`${clientKey}.pub`, join(dir, 'authorized_keys'));
 
+  // sshd keeps the first value it reads: the caller's options come first, so that they
+  // can also override the ones below (AllowTcpForwarding no, GatewayPorts no).
   const extra = opts.sshdOptions ?? [];
-  // `settings` replaces base lines by keyword (sshd keeps the first value it reads,
-  // so appending would not override them).
-  const settings = new Map(Object.entries(opts.settings ?? {}).map(([k, v]) => [k.toLowerCase(), `${k} ${v}`]));
   const cfg = join(dir, 'sshd_config');
-  const base = [
+  writeFileSync(cfg, [
+    ...extra,
     `Port ${port}`,
     'ListenAddress 127.0.0.1',
     `HostKey ${hostKey}`,
@@ -98,11 +98,8 @@ export async function startSshd(opts = {}) {
     'GatewayPorts clientspecified',
     'PrintMotd no',
     'LogLevel VERBOSE',
-  ];
-  const keyword = (line) => line.split(' ')[0].toLowerCase();
-  const lines = base.map((l) => settings.get(keyword(l)) ?? l);
-  for (const [k, l] of settings) if (!base.some((b) => keyword(b) === k)) lines.push(l);
-  writeFileSync(cfg, [...lines, ...extra, ''].join('\n'));
+    '',
+  ].join('\n'));
   // `program`: another path to the sshd binary (a symlink), whose base name sshd uses as its PAM service name.
   const program = opts.program ?? SSHD_BIN;
   execFileSync(program, ['-t', '-f', cfg]);

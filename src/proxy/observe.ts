@@ -2,6 +2,8 @@ import type { ServerResponse } from 'node:http';
 import type { ProxyMetrics } from './metrics.js';
 import { createUsageReader, type Usage } from './usage.js';
 
+const MAX_LOGGED_MODEL = 256;
+
 /** What the routing layer tells the record of one request as it goes. */
 export interface Observation {
   /** The model as the client named it. */
@@ -56,7 +58,8 @@ export function observeRequest(o: {
       event: 'proxy_request',
       request_id: o.requestId,
       endpoint: o.endpoint,
-      model: obs.model,
+      // A client's model name can be as long as its body; the log keeps enough to recognise it.
+      model: obs.model !== null && obs.model.length > MAX_LOGGED_MODEL ? `${obs.model.slice(0, MAX_LOGGED_MODEL)}…` : obs.model,
       provider: obs.provider,
       status,
       // Sent in full, or cut short (by the client, or by a provider that died mid-answer).

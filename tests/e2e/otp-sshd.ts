@@ -73,13 +73,14 @@ export async function startOtpSshd(): Promise<OtpSshd> {
     server = (await startSshd({
       dir,
       program,
-      settings: {
-        UsePAM: 'yes',
-        KbdInteractiveAuthentication: 'yes',
-        PasswordAuthentication: 'no',
-        AuthenticationMethods: 'publickey,keyboard-interactive',
-        PermitRootLogin: userInfo().uid === 0 ? 'yes' : 'prohibit-password',
-      },
+      sshdOptions: [
+        'UsePAM yes',
+        'KbdInteractiveAuthentication yes',
+        'PasswordAuthentication no',
+        'AuthenticationMethods publickey,keyboard-interactive',
+        // prohibit-password refuses keyboard-interactive for root even as the second step.
+        `PermitRootLogin ${userInfo().uid === 0 ? 'yes' : 'prohibit-password'}`,
+      ],
     })) as Sshd;
   } catch (e) {
     rmSync(pamFile, { force: true });
