@@ -20,8 +20,8 @@ export interface RunningDaemon {
 
 /**
  * Builds and starts the daemon: supervisor (which first ends any ssh child left by a
- * crashed predecessor), the config in force, the watcher, and the API on TCP and on
- * the unix socket with the chat proxy mounted at /v1 on TCP.
+ * crashed predecessor), the config in force, the API on TCP and on the unix socket
+ * with the chat proxy mounted at /v1 on TCP, then the watcher and the first reload.
  */
 export async function startDaemon(settings: DaemonSettings, log: Log, env: NodeJS.ProcessEnv): Promise<RunningDaemon> {
   const supervisor = await createSupervisor({
@@ -47,12 +47,6 @@ export async function startDaemon(settings: DaemonSettings, log: Log, env: NodeJ
   };
 
   try {
-    // The watcher first, so that a change made while the first load runs is not missed.
-    watcher = await watchConfig(settings.configPath, () => void engine.reload().catch((e: unknown) => log({ event: 'reload_failed', error: String(e) })), {
-      onError: (e) => log({ event: 'watch_error', error: e.message }),
-    });
-    await engine.reload();
-
     const proxyMetrics = createProxyMetrics();
     const proxy = createProxyApp({
       getConfig: () => engine.config().proxy,
@@ -88,6 +82,16 @@ export async function startDaemon(settings: DaemonSettings, log: Log, env: NodeJ
       socketPath: settings.socketPath,
       tokens: settings.tokens,
     });
+    // The API before the first reload: with 1000 tunnels the reload's spawns keep the
+    // thread busy for a while, and /health, /status and /events should answer meanwhile
+    // (with the tunnels loaded so far). `started` below still marks the first reload done.
+    log({ event: 'listening', listen: `${settings.listen.host}:${listeners.tcpPort}`, socket: settings.socketPath });
+
+    // The watcher before the first load, so that a change made while it runs is not missed.
+    watcher = await watchConfig(settings.configPath, () => void engine.reload().catch((e: unknown) => log({ event: 'reload_failed', error: String(e) })), {
+      onError: (e) => log({ event: 'watch_error', error: e.message }),
+    });
+    await engine.reload();
   } catch (e) {
     await close();
     throw e;

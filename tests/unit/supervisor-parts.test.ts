@@ -88,6 +88,47 @@ describe('spacing', () => {
     expect(got).toHaveLength(4);
   });
 
+  it('lets at most maxInFlightTotal logins wait on the whole machine, whatever the host; a release hands the place on', async () => {
+    const clock = new ManualClock();
+    const s = new SpawnSpacer(clock, 0, 2, 3);
+    const never = new AbortController().signal;
+    const got: Array<[string, () => void]> = [];
+    for (const host of ['a', 'b', 'c', 'd', 'a', 'e']) void s.acquire(host, never).then((r) => r && got.push([host, r]));
+    await clock.advance(0);
+    expect(got.map(([h]) => h)).toEqual(['a', 'b', 'c']);
+    got[1]?.[1]();
+    got[1]?.[1]();
+    await clock.advance(0);
+    expect(got.map(([h]) => h)).toEqual(['a', 'b', 'c', 'd']);
+    got[0]?.[1]();
+    got[2]?.[1]();
+    await clock.advance(0);
+    expect(got.map(([h]) => h)).toEqual(['a', 'b', 'c', 'd', 'a', 'e']);
+  });
+
+  it('a login waiting for its host holds no machine-wide place', async () => {
+    const clock = new ManualClock();
+    const s = new SpawnSpacer(clock, 0, 1, 2);
+    const never = new AbortController().signal;
+    const got: string[] = [];
+    for (const host of ['a', 'a', 'a', 'b']) void s.acquire(host, never).then((r) => r && got.push(host));
+    await clock.advance(0);
+    expect(got).toEqual(['a', 'b']);
+  });
+
+  it('an aborted wait for a machine-wide place gives up both places', async () => {
+    const clock = new ManualClock();
+    const s = new SpawnSpacer(clock, 0, 1, 1);
+    const first = await s.acquire('a', new AbortController().signal);
+    const ctrl = new AbortController();
+    const waiting = s.acquire('b', ctrl.signal);
+    ctrl.abort();
+    expect(await waiting).toBeNull();
+    first?.();
+    // b's host place was given back: b can log in again.
+    expect(await s.acquire('b', new AbortController().signal)).not.toBeNull();
+  });
+
   it('an aborted wait gives up its place', async () => {
     const clock = new ManualClock();
     const s = new SpawnSpacer(clock, 0, 1);
