@@ -57,7 +57,9 @@ function keygen(path) {
 /**
  * Starts sshd on 127.0.0.1 and returns a handle. The client config at `sshConfigPath`
  * defines the alias `testhost` (authorized key) and `badkey` (a key the server does not
- * accept), both with known_hosts inside the server's folder.
+ * accept), both with known_hosts inside the server's folder. Options: `dir`, `port`,
+ * `sshdOptions` (lines that come first, so they win), `program` (the path sshd is
+ * started by).
  */
 export async function startSshd(opts = {}) {
   if (!existsSync(SSHD_BIN)) {
@@ -76,9 +78,12 @@ export async function startSshd(opts = {}) {
   if (!existsSync(otherKey)) keygen(otherKey);
   copyFileSync(`${clientKey}.pub`, join(dir, 'authorized_keys'));
 
+  // sshd keeps the first value it reads: the caller's options come first, so that they
+  // can also override the ones below (AllowTcpForwarding no, GatewayPorts no).
   const extra = opts.sshdOptions ?? [];
   const cfg = join(dir, 'sshd_config');
   writeFileSync(cfg, [
+    ...extra,
     `Port ${port}`,
     'ListenAddress 127.0.0.1',
     `HostKey ${hostKey}`,
@@ -93,10 +98,11 @@ export async function startSshd(opts = {}) {
     'GatewayPorts clientspecified',
     'PrintMotd no',
     'LogLevel VERBOSE',
-    ...extra,
     '',
   ].join('\n'));
-  execFileSync(SSHD_BIN, ['-t', '-f', cfg]);
+  // `program`: another path to the sshd binary (a symlink), whose base name sshd uses as its PAM service name.
+  const program = opts.program ?? SSHD_BIN;
+  execFileSync(program, ['-t', '-f', cfg]);
 
   const sshConfigPath = join(dir, 'ssh_config');
   const knownHosts = join(dir, 'known_hosts');
@@ -115,7 +121,7 @@ export async function startSshd(opts = {}) {
   let child;
   const log = [];
   const launch = async () => {
-    child = spawn(SSHD_BIN, ['-D', '-e', '-f', cfg], { stdio: ['ignore', 'ignore', 'pipe'] });
+    child = spawn(program, ['-D', '-e', '-f', cfg], { stdio: ['ignore', 'ignore', 'pipe'] });
     child.stderr.on('data', (d) => { log.push(String(d)); if (log.length > 2000) log.splice(0, 1000); });
     await waitForPort(port);
   };

@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { CachedJson } from './cached-json.js';
 import type { EngineApi } from './engine-api.js';
 import { internalErrorHandler } from './errors.js';
 import { requireSomeConfig, resolveHash } from './resolve.js';
@@ -14,7 +15,11 @@ export function createControlApp(engine: EngineApi, onBug?: Parameters<typeof in
     c.json(engine.tunnels().map((t): ListRecord => ({ ...t.written, hash: t.hash, name: t.name, status: sup.status(t.hash)?.status ?? 'STOPPED' }))),
   );
 
-  app.get('/status', (c) => c.json(sup.statuses()));
+  // Every change to a record is a supervisor event; a reload adds, removes and reorders them.
+  const statusBody = new CachedJson(() => sup.statuses());
+  sup.subscribe(() => statusBody.invalidate());
+  engine.subscribeReloads(() => statusBody.invalidate());
+  app.get('/status', (c) => c.body(statusBody.bytes(), 200, { 'content-type': 'application/json' }));
 
   app.post('/start', async (c) => {
     const ready = requireSomeConfig(engine);

@@ -21,6 +21,8 @@ export interface Migration {
   tabWidth: number | null;
   /** Entries whose hash here differs from the reference's, and why. */
   changes: HashChange[];
+  /** Things worth knowing about the rewritten values (a comment the reference took into a value). */
+  notes: string[];
 }
 
 const FIELD_LINE = new RegExp(`^([ \\t]*)(-[ ]*)?(${IDENTITY_FIELDS.join('|')}):([ \\t]*)(.*?)([ \\t\\r]*)$`);
@@ -58,6 +60,21 @@ function quoteFields(lines: string[], reference: readonly ReferenceEntry[]): str
   return out;
 }
 
+/** A quoted value that holds what the user meant as a comment: kept, since the hash depends on it, but said. */
+function commentNotes(reference: readonly ReferenceEntry[], changed: ReadonlySet<number>): string[] {
+  const out: string[] = [];
+  for (const entry of reference) {
+    for (const [key, field] of Object.entries(entry.fields)) {
+      if (!changed.has(field.line) || !/\s#/.test(field.value)) continue;
+      out.push(
+        `line ${field.line + 1}: ${key} is ${JSON.stringify(field.value)}, with the text after "#" that the reference read as part of it; ` +
+          'to make that a comment, move it after the closing quote (the hash then changes)',
+      );
+    }
+  }
+  return out;
+}
+
 function firstError(text: string): string | null {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, logLevel: 'silent' });
@@ -74,7 +91,7 @@ function firstError(text: string): string | null {
  */
 export function migrate(text: string): Result<Migration, string> {
   const reference = readLikeReference(text);
-  if (firstError(text) === null) return ok({ text, changedLines: [], tabWidth: null, changes: hashChanges(text, reference) ?? [] });
+  if (firstError(text) === null) return ok({ text, changedLines: [], tabWidth: null, changes: hashChanges(text, reference) ?? [], notes: [] });
 
   const lines = text.split('\n');
   const hasTabs = lines.some((l) => /^[ \t]*\t/.test(l));
@@ -89,7 +106,7 @@ export function migrate(text: string): Result<Migration, string> {
       continue;
     }
     const changedLines = candidate.flatMap((l, i) => (l !== lines[i] ? [i] : []));
-    return ok({ text: joined, changedLines, tabWidth: hasTabs ? width : null, changes: hashChanges(joined, reference) ?? [] });
+    return ok({ text: joined, changedLines, tabWidth: hasTabs ? width : null, changes: hashChanges(joined, reference) ?? [], notes: commentNotes(reference, new Set(changedLines)) });
   }
   return err(`cannot be turned into valid YAML line by line; fix this by hand first: ${left}`);
 }

@@ -2,6 +2,7 @@ import { createDaemonApp } from '../api/app.js';
 import { EventStreamSlots } from '../api/events.js';
 import { createMetrics } from '../api/metrics.js';
 import { startListeners } from '../api/server.js';
+import { createTerminalRoute, type TerminalRoute } from '../api/terminal.js';
 import { watchConfig } from '../config/watch.js';
 import { ConfigStore, defaultBackupDir } from '../config-edit/store.js';
 import { createProxyApp, createProxyMetrics } from '../proxy/index.js';
@@ -20,8 +21,8 @@ export interface RunningDaemon {
 
 /**
  * Builds and starts the daemon: supervisor (which first ends any ssh child left by a
- * crashed predecessor), the config in force, the watcher, and the API on TCP and on
- * the unix socket with the chat proxy mounted at /v1 on TCP.
+ * crashed predecessor), the config in force, the API on TCP and on the unix socket
+ * with the chat proxy mounted at /v1 on TCP, then the watcher and the first reload.
  */
 export async function startDaemon(settings: DaemonSettings, log: Log, env: NodeJS.ProcessEnv): Promise<RunningDaemon> {
   const supervisor = await createSupervisor({
@@ -35,24 +36,21 @@ export async function startDaemon(settings: DaemonSettings, log: Log, env: NodeJ
 
   let watcher: { close(): Promise<void> } | null = null;
   let listeners: { tcpPort: number; close(): Promise<void> } | null = null;
+  let terminals: TerminalRoute[] = [];
   let closing: Promise<void> | null = null;
 
   const close = () => {
     closing ??= (async () => {
       await watcher?.close().catch((e: unknown) => log({ event: 'watch_close_failed', error: String(e) }));
+      // Stopping the tunnels ends every login, and with it each attached terminal.
       await supervisor.shutdown();
+      for (const t of terminals) t.close();
       await listeners?.close().catch((e: unknown) => log({ event: 'listener_close_failed', error: String(e) }));
     })();
     return closing;
   };
 
   try {
-    // The watcher first, so that a change made while the first load runs is not missed.
-    watcher = await watchConfig(settings.configPath, () => void engine.reload().catch((e: unknown) => log({ event: 'reload_failed', error: String(e) })), {
-      onError: (e) => log({ event: 'watch_error', error: e.message }),
-    });
-    await engine.reload();
-
     const proxyMetrics = createProxyMetrics();
     const proxy = createProxyApp({
       getConfig: () => engine.config().proxy,
@@ -81,13 +79,27 @@ export async function startDaemon(settings: DaemonSettings, log: Log, env: NodeJ
       log,
     });
     const eventSlots = new EventStreamSlots();
+    const tcpTerminal = createTerminalRoute({ engine, tokens: settings.tokens, log });
+    const socketTerminal = createTerminalRoute({ engine, tokens: null, log });
+    terminals = [tcpTerminal, socketTerminal];
     listeners = await startListeners({
+      upgrade: { tcp: (req, socket, head) => tcpTerminal.upgrade(req, socket, head), socket: (req, socket, head) => socketTerminal.upgrade(req, socket, head) },
       tcpApp: createDaemonApp({ engine, configFile, transport: 'tcp', tokens: settings.tokens, proxy, metrics, eventSlots }),
       socketApp: createDaemonApp({ engine, configFile, transport: 'socket', tokens: null, metrics, eventSlots }),
       listen: settings.listen,
       socketPath: settings.socketPath,
       tokens: settings.tokens,
     });
+    // The API before the first reload: with 1000 tunnels the reload's spawns keep the
+    // thread busy for a while, and /health, /status and /events should answer meanwhile
+    // (with the tunnels loaded so far). `started` below still marks the first reload done.
+    log({ event: 'listening', listen: `${settings.listen.host}:${listeners.tcpPort}`, socket: settings.socketPath });
+
+    // The watcher before the first load, so that a change made while it runs is not missed.
+    watcher = await watchConfig(settings.configPath, () => void engine.reload().catch((e: unknown) => log({ event: 'reload_failed', error: String(e) })), {
+      onError: (e) => log({ event: 'watch_error', error: e.message }),
+    });
+    await engine.reload();
   } catch (e) {
     await close();
     throw e;

@@ -48,6 +48,7 @@ export async function runMigrate(opts: MigrateOptions): Promise<MigrateOutcome> 
     out.push(unifiedDiff(path, text.split('\n'), m.value.text.split('\n'), changedLines));
     const tabs = tabWidth === null ? '' : `, tabs in indentation read as ${tabWidth} columns`;
     out.push(`\n${changedLines.length} line${changedLines.length === 1 ? '' : 's'} changed${tabs}; every value stays as the reference read it, so its hashes stay.\n`);
+    for (const note of m.value.notes) out.push(`  ${note}\n`);
   }
   if (changes.length === 0) {
     out.push('Every tunnel has the hash the reference gave it.\n');

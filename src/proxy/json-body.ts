@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { Result } from '../result.js';
 import type { ProxyError } from './errors.js';
 
@@ -7,10 +8,6 @@ export interface JsonBody {
   fields: Record<string, unknown>;
 }
 
-// fatal: a body that is not valid UTF-8 is refused rather than passed on with U+FFFD
-// in place of its bad bytes (the provider would get something the client never sent).
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
 const invalidJson = (message: string): Result<never, ProxyError> => ({
   ok: false,
   error: { status: 400, type: 'invalid_request_error', code: 'invalid_json', message, param: null },
@@ -18,15 +15,12 @@ const invalidJson = (message: string): Result<never, ProxyError> => ({
 
 /** Checks that `bytes` are UTF-8 JSON holding an object; every endpoint's body goes through here once. */
 export function readJsonBody(bytes: Buffer): Result<JsonBody, ProxyError> {
-  let text: string;
-  try {
-    text = utf8.decode(bytes);
-  } catch {
-    return invalidJson(`the request body is not valid UTF-8 (byte ${firstBadByte(bytes)} of ${bytes.length})`);
-  }
+  // Checked first: decoding would put U+FFFD in place of bad bytes, and the provider
+  // would get something the client never sent.
+  if (!isUtf8(bytes)) return invalidJson(`the request body is not valid UTF-8 (byte ${firstBadByte(bytes)} of ${bytes.length})`);
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(bytes.toString('utf8'));
   } catch (e) {
     return invalidJson(`the request body is not valid JSON: ${(e as Error).message}`);
   }

@@ -89,16 +89,21 @@ export function topLevelValueSpans(bytes: Uint8Array, key: string): [number, num
 
 /** Whether the key literal at `[start, end)` (quotes included) names `key`; escapes (`"mod\u0065l"`) decoded. */
 function sameKey(bytes: Uint8Array, start: number, end: number, key: string): boolean {
+  if (end - start === key.length + 2) {
+    // The usual case, without allocating: an unescaped ASCII key, compared in place.
+    let i = 0;
+    while (i < key.length && bytes[start + 1 + i] === key.charCodeAt(i)) i++;
+    if (i === key.length) return true;
+  }
   const literal = Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start);
-  if (literal.includes(BACKSLASH)) return JSON.parse(literal.toString('utf8')) === key;
-  return end - start === key.length + 2 && literal.toString('latin1', 1, end - start - 1) === key;
+  return literal.includes(BACKSLASH) && JSON.parse(literal.toString('utf8')) === key;
 }
 
 /**
  * `body` with the value of every top-level member `key` replaced by the JSON string
  * `value`; every other byte unchanged. Every occurrence, because JSON.parse keeps the
  * last of duplicate keys while some providers' parsers keep the first: both must see
- * the new value. `body` must be text JSON.parse accepted as an object.
+ * the new value. `body` must be text JSON.parse accepted as an object; `key` is ASCII.
  */
 export function spliceTopLevelString(body: Buffer, key: string, value: string): Buffer {
   const spans = topLevelValueSpans(body, key);

@@ -85,7 +85,8 @@ function fetchModels(pool: UpstreamPool, p: Provider): Promise<Listing> {
     };
     const exchange = pool.request(
       p.origin,
-      { method: 'GET', path: `${p.basePath}/models`, headers: listHeaders(p), body: null },
+      // Anthropic's list comes in pages of 20 unless asked for more.
+      { method: 'GET', path: `${p.basePath}/models${p.credential?.name === 'x-api-key' || onlyAnthropic(p) ? '?limit=1000' : ''}`, headers: listHeaders(p), body: null },
       {
         head: (s) => void (status = s),
         data: (c) => {
@@ -134,6 +135,8 @@ export function parseList(prefix: string, text: string): Listing {
 function listHeaders(p: Provider): Record<string, string> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (p.credential !== null) headers[p.credential.name] = p.credential.value;
-  if (p.credential?.name === 'x-api-key' || (p.formats.length === 1 && p.formats[0] === 'anthropic')) headers['anthropic-version'] = ANTHROPIC_VERSION;
+  if (p.credential?.name === 'x-api-key' || onlyAnthropic(p)) headers['anthropic-version'] = ANTHROPIC_VERSION;
   return headers;
 }
+
+const onlyAnthropic = (p: Provider): boolean => p.formats.length === 1 && p.formats[0] === 'anthropic';

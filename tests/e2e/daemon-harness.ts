@@ -19,6 +19,10 @@ export interface Sshd {
   sshConfigPath: string;
   alias: string;
   dir: string;
+  /** The login user, the key the server accepts, and the client's known_hosts for it. */
+  user: string;
+  clientKey: string;
+  knownHosts: string;
   log: string;
   pid: number;
   sessionPids(): number[];
@@ -138,7 +142,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
-  await d.waitFor('the API', async () => (await api('/health')).ok);
+  // The API answers before the first reload is done; the tests start from the loaded file.
+  await d.waitFor('the API and the first reload', async () => err.includes('"event":"started"') && (await api('/health')).ok);
   return d;
 }
 

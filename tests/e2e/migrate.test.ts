@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
+import { fences } from './cli-docs-blocks.js';
 
 // `tunnel-manager migrate` as a user runs it: the built command on copies of the
 // corpus files the reference wrote and YAML refuses.
@@ -87,4 +88,25 @@ test('a missing file is an error naming it', async () => {
   const r = await run(['migrate', '--config', join(dir, 'nope.yaml')]);
   expect(r.code).toBe(1);
   expect(r.stderr).toContain('nope.yaml: cannot be read (ENOENT)');
+});
+
+test("docs/config-migration.md: its example prints what the page shows", async () => {
+  const page = readFileSync(join(import.meta.dirname, '../../docs/config-migration.md'), 'utf8');
+  const blocks = fences(page);
+  const command = blocks.find((b) => b.lang === 'sh')!.body;
+  const yaml = blocks.find((b) => b.lang === 'yaml')!.body;
+  const output = blocks.find((b) => b.lang === 'text')!.body;
+  expect(command).toBe('tunnel-manager migrate --config config/config.yaml');
+  const cwd = mkdtempSync(join(tmpdir(), 'tm-migrate-doc-'));
+  try {
+    mkdirSync(join(cwd, 'config'));
+    writeFileSync(join(cwd, 'config', 'config.yaml'), `${yaml}\n`);
+    const r = await new Promise<{ code: number; stdout: string }>((resolve) => {
+      execFile(process.execPath, [MAIN, ...command.split(' ').slice(1)], { cwd, env: { PATH: process.env.PATH ?? '' } }, (e, stdout) => resolve({ code: e ? 1 : 0, stdout }));
+    });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(`${output}\n`);
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
 });

@@ -136,6 +136,18 @@ describe('the Anthropic SDK', () => {
     expect(got.headers['anthropic-version']).toMatch(/^\d{4}-\d{2}-\d{2}$/);
   });
 
+  it('an Anthropic provider\'s models are listed, asked for in Anthropic\'s way', async () => {
+    const ids: string[] = [];
+    for await (const m of openai().models.list()) ids.push(m.id);
+    // The mock's list, under each prefix.
+    const mine = h.mock.models === 'hang' ? [] : h.mock.models.map((m) => m.id);
+    expect(ids).toEqual([...mine.map((id) => `mock:${id}`), ...mine.map((id) => `claude:${id}`), 'gpt-4o-mini']);
+    const asked = h.mock.received.filter((r) => r.method === 'GET' && r.headers['x-api-key'] === 'sk-upstream-anthropic');
+    expect(asked.map((r) => r.url)).toEqual(['/v1/models?limit=1000']);
+    expect(asked[0]!.headers['anthropic-version']).toBe('2023-06-01');
+    expect(asked[0]!.headers.authorization).toBeUndefined();
+  });
+
   it('messages.countTokens', async () => {
     const r = await anthropic().messages.countTokens({ model: 'claude:claude-sonnet-4', messages: [{ role: 'user', content: 'hi' }] });
     expect(r.input_tokens).toBe(5);

@@ -64,4 +64,10 @@ describe('compressed answers', () => {
       expect(Number(r.headers['content-length'])).toBe(Buffer.byteLength(r.text));
     });
   }
+
+  it('answers 502 upstream_undecodable when an error body does not decode and so cannot be checked for the key', async () => {
+    const r = await call(h.url, { body: chat('keyed:gz:gzip:corrupt') });
+    expect(r.status).toBe(502);
+    expect(r.json.error).toMatchObject({ code: 'upstream_undecodable', message: expect.stringContaining('gzip body does not decode') });
+  });
 });

@@ -21,7 +21,8 @@
  *   gz:<enc>:<kind>      compressed with <enc> (gzip, deflate, br) although the proxy asked
  *                        for identity; <kind> is json, stream (three events and [DONE]),
  *                        cut (one event, half of the next, destroyed) or key:<status>
- *                        (an error body quoting the Authorization header)
+ *                        (an error body quoting the Authorization header) or corrupt (a
+ *                        500 whose body does not decode)
  *
  * Options: `idleCloseMs` closes a kept-alive connection that has sat idle that long,
  * as uvicorn does (a FIN, no `Keep-Alive` header announcing it); `raceAfterMs` meets
@@ -119,7 +120,7 @@ export async function startMockUpstream(options: MockOptions = {}): Promise<Mock
       const record: Received = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, bytes, json, ended };
       received.push(record);
       waiters.splice(0).forEach((w) => w(record));
-      if (req.url?.endsWith('/models')) return models(res);
+      if (req.url?.split('?')[0]?.endsWith('/models')) return models(res);
       if (answerFormat(req.url ?? '', String(json?.model ?? ''), json, res)) return;
       answer(String(json?.model ?? ''), req, res);
     });
@@ -288,6 +289,11 @@ function flushing(encoding: Encoding): zlib.Gzip | zlib.Deflate | zlib.BrotliCom
 
 function compressed(encoding: Encoding, kind: string, status: string | undefined, req: http.IncomingMessage, res: http.ServerResponse): void {
   const model = `gz:${encoding}:${kind}`;
+  if (kind === 'corrupt') {
+    // Labelled compressed, but not: what a broken middlebox might send.
+    res.writeHead(500, { 'content-type': 'application/json', 'content-encoding': encoding, 'content-length': 20 });
+    return void res.end('not compressed at all');
+  }
   if (kind === 'json' || kind === 'key') {
     const body =
       kind === 'json'
@@ -306,8 +312,8 @@ function compressed(encoding: Encoding, kind: string, status: string | undefined
     return void z.end('data: [DONE]\n\n');
   }
   // cut: a whole event, half of the next, then the connection dies.
-  z.write(chunk(model, 'whole ') + chunk(model, 'never whole').slice(0, 40));
-  setTimeout(() => res.socket?.destroy(), 50);
+  // Cut once the compressed bytes are out (the compressor answers asynchronously).
+  z.write(chunk(model, 'whole ') + chunk(model, 'never whole').slice(0, 40), () => setTimeout(() => res.socket?.destroy(), 50));
 }
 
 /**

@@ -43,6 +43,24 @@ describe('proxySchema', () => {
   });
 });
 
+describe('forward_headers', () => {
+  it('takes header names as written', () => {
+    expect(proxySchema.parse({ forward_headers: ['X-Tenant-Id', 'baggage'] }).forward_headers).toEqual(['X-Tenant-Id', 'baggage']);
+  });
+
+  it.each([
+    ['Authorization', '"Authorization" cannot be forwarded: credentials never reach a provider; give the provider its own api_key'],
+    ['x-api-key', '"x-api-key" cannot be forwarded: credentials never reach a provider; give the provider its own api_key'],
+    ['Cookie', '"Cookie" cannot be forwarded: credentials never reach a provider; give the provider its own api_key'],
+    ['content-length', '"content-length" cannot be forwarded: the proxy sets this header itself'],
+    ['x tenant', "expected a header name (letters, digits and !#$%&'*+.^_`|~-)"],
+  ])('refuses %s, saying why', (name, message) => {
+    const r = proxySchema.safeParse({ forward_headers: [name] });
+    expect(r.success).toBe(false);
+    expect(r.error?.issues[0]).toMatchObject({ path: ['forward_headers', 0], message });
+  });
+});
+
 describe('expandEnv', () => {
   it('replaces ${NAME} from the given environment', () => {
     expect(expandEnv('${A}', { A: 'x' })).toEqual({ ok: true, value: 'x' });

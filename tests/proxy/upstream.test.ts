@@ -282,11 +282,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe('providers that close idle connections (uvicorn: 5 s, no Keep-Alive header)', () => {
   it('gives no 502 for a request sent as the provider closes a connection it let sit idle', async () => {
     // The provider closes after 5 s idle; a request that arrives on a connection idle
-    // 4.5 s or more meets that close (its timer fires while the request is on its way).
-    const u = await uvicornLike({ idleCloseMs: 5000, raceAfterMs: 4500 });
+    // 4.6 s or more meets that close (its timer fires while the request is on its way).
+    const u = await uvicornLike({ idleCloseMs: 5000, raceAfterMs: 4600 });
     try {
       expect((await call(u.url, { body: chat('uv:first') })).status).toBe(200);
-      await sleep(4700);
+      await sleep(4850);
       const r = await call(u.url, { body: chat('uv:second') });
       expect(r.status).toBe(200);
       expect(r.json.model).toBe('second');

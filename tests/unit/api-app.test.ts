@@ -1,9 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EventStreamSlots } from '../../src/api/events.js';
 import type { SseItem } from '../../src/api/sse-parser.js';
 import type { ApiErrorBody } from '../../src/api/types.js';
 import type { StatusRecord } from '../../src/tunnel/status.js';
-import { FakeEngine, spec } from './api-fake-engine.js';
+import { FakeEngine, SAMPLE, spec } from './api-fake-engine.js';
 import { build, readSse } from './api-helpers.js';
 
 const engines: FakeEngine[] = [];
@@ -53,6 +53,31 @@ describe('GET /status', () => {
     expect(Object.keys(body[0]!).sort()).toEqual(
       ['hash', 'name', 'remote_host', 'remote_port', 'local_port', 'direction', 'status', 'pid', 'since', 'restarts', 'last_exit', 'last_error', 'next_retry_at', 'health'].sort(),
     );
+  });
+
+  it('builds the body once and serves it until a state change or a reload', async () => {
+    const { app, engine } = setup();
+    const built = vi.spyOn(engine.supervisor, 'statuses');
+    const first = await (await app.request('/status')).text();
+    for (let i = 0; i < 5; i++) {
+      const r = await app.request('/status');
+      expect(r.headers.get('content-type')).toBe('application/json');
+      expect(await r.text()).toBe(first);
+    }
+    expect(built).toHaveBeenCalledTimes(1);
+
+    // A state change (a status event) shows at once.
+    const [db, web] = engine.tunnels();
+    await app.request(`/start/${db!.hash}`, post);
+    const started = (await json(await app.request('/status'))) as StatusRecord[];
+    expect(started.map((s) => s.status)).toEqual(['STARTING', 'STOPPED', 'STOPPED']);
+    expect(started).toEqual(engine.supervisor.statuses());
+
+    // A reload that removes a tunnel (no status event for it) shows at once too.
+    engine.setTunnels(SAMPLE.slice(1));
+    await app.request('/reload', post);
+    const reloaded = (await json(await app.request('/status'))) as StatusRecord[];
+    expect(reloaded.map((s) => s.hash)).toEqual([web!.hash, engine.tunnels()[1]!.hash]);
   });
 });
 
@@ -353,13 +378,15 @@ describe('GET /events', () => {
     const hash = engine.tunnels()[0]!.hash;
     await app.request(`/start/${hash}`, post);
     await sleep(60);
+    // The app's own subscribers (the /status cache), before any stream.
+    const base = engine.listenerCount();
     const r = await app.request('/events');
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toBe('text/event-stream');
     const body = r.body!;
     const first = await readSse(body, (items) => items.length > 0);
     expect(first[0]).toEqual({ kind: 'comment', text: 'connected' });
-    expect(engine.listenerCount()).toBe(1);
+    expect(engine.listenerCount()).toBe(base + 1);
 
     const stopped = (await json(await app.request(`/stop/${hash}`, post))) as StatusRecord;
     const items = await readSse(body, (xs) => xs.some((x) => x.kind === 'event'));
@@ -375,8 +402,8 @@ describe('GET /events', () => {
     expect(JSON.parse(reload.data)).toMatchObject({ type: 'reload', ok: true });
 
     await body.cancel();
-    for (let i = 0; i < 50 && engine.listenerCount() > 0; i++) await sleep(10);
-    expect(engine.listenerCount()).toBe(0);
+    for (let i = 0; i < 50 && engine.listenerCount() > base; i++) await sleep(10);
+    expect(engine.listenerCount()).toBe(base);
   });
 
   it('caps open streams across the listeners: one more gets 503 too_many_streams until one closes', async () => {
