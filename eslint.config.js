@@ -21,6 +21,7 @@ const BROWSER_GLOBALS = Object.fromEntries(
     'window', 'document', 'console', 'fetch', 'URL', 'URLSearchParams', 'setTimeout', 'clearTimeout', 'setInterval',
     'clearInterval', 'EventSource', 'AbortController', 'location', 'history', 'navigator', 'localStorage',
     'sessionStorage', 'Node', 'HTMLElement', 'Event', 'CustomEvent', 'FormData', 'requestAnimationFrame', 'structuredClone',
+    'WebSocket', 'TextEncoder',
   ].map((name) => [name, 'readonly']),
 );
 

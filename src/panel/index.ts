@@ -9,6 +9,7 @@ import { ConfigStore, defaultBackupDir } from '../config-edit/store.js';
 import { createDaemonClient } from './daemon-client.js';
 import { EventsHub } from './events-hub.js';
 import { readSshHosts } from './ssh-hosts.js';
+import { createTerminalBridge } from './terminal-bridge.js';
 
 export interface PanelOptions {
   listen: { host: string; port: number };
@@ -57,9 +58,12 @@ export async function startPanel(opts: PanelOptions): Promise<RunningPanel> {
       return null;
     }
   })();
+  const sessions = new Sessions();
+  const apiToken = opts.apiToken === '' ? null : opts.apiToken;
+  const terminals = createTerminalBridge({ password, sessions, apiUrl: opts.apiUrl, apiToken, log });
   const app = createPanelApp({
     password,
-    sessions: new Sessions(),
+    sessions,
     store: new ConfigStore({
       path: opts.configPath,
       writer: 'panel',
@@ -83,6 +87,7 @@ export async function startPanel(opts: PanelOptions): Promise<RunningPanel> {
       reject(new Error(e.code === 'EADDRINUSE' ? `${host}:${port} is already in use` : `cannot listen on ${host}:${port}: ${e.message}`)),
     );
   });
+  server.on('upgrade', (req, socket, head) => terminals.upgrade(req, socket, head));
   const address = server.address();
   const bound = typeof address === 'object' && address !== null ? address.port : port;
 
@@ -93,6 +98,7 @@ export async function startPanel(opts: PanelOptions): Promise<RunningPanel> {
       closing ??= (async () => {
         shutdown.abort();
         await hub.close();
+        terminals.close();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           (server as { closeAllConnections?: () => void }).closeAllConnections?.();

@@ -14,6 +14,8 @@ export interface PlanContext {
   mode: DirectionMode;
   /** The daemon's writable known_hosts, listed first. */
   knownHostsPath: string;
+  /** Where an interactive tunnel's ssh writes its debug lines (-E), as `<hash>.log`. */
+  loginLogDir: string;
 }
 
 // Beyond ConnectTimeout (TCP connect and banner), time for key exchange,
@@ -61,6 +63,7 @@ export function buildPlan(spec: TunnelSpec, ctx: PlanContext, host: HostInfo): T
     mode: ctx.mode,
     sshConfigPath: ctx.sshConfigPath,
     knownHostsFiles: knownHostsList(ctx.knownHostsPath, host),
+    debugLog: spec.interactive ? `${ctx.loginLogDir}/${spec.hash}.log` : null,
   });
   const connectTimeout = Number(optionValue(spec.ssh_options, 'ConnectTimeout') ?? SSH_DEFAULTS.ConnectTimeout);
   const startTimeoutS = (Number.isFinite(connectTimeout) && connectTimeout > 0 ? connectTimeout : 10) + START_MARGIN_S;
