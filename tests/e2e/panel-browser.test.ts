@@ -95,6 +95,8 @@ describe('the web panel in Chromium', () => {
     expect(await card('bring').locator('[data-testid="description"]').textContent()).toBe(`bring testhost:${echoPort} to local :${bringPort}`);
     expect(await card('expose').locator('[data-testid="description"]').textContent()).toBe(`expose local :${echoPort} on testhost:${exposePort} (bound to 127.0.0.1)`);
     expect(await page.locator('#daemon-state').textContent()).toContain('daemon connected');
+    // Health beside the state: what the forward carries, not only that it is up.
+    await expect.poll(() => card('bring').locator('[data-testid="health"]').textContent()).toBe('health ok');
     const html = await page.content();
     expect(html).not.toContain('TUNNEL_API_TOKEN=');
   });
@@ -131,6 +133,8 @@ describe('the web panel in Chromium', () => {
     await page.fill('#f-remote_host', 'testhost');
     await page.fill('#f-remote_port', String(echoPort));
     await page.fill('#f-local_port', `127.0.0.1:${addPort}`);
+    await page.selectOption('#f-health_check', 'tcp');
+    await page.fill('#f-hc-interval', '30');
     await page.setViewportSize({ width: 390, height: 844 });
     await page.screenshot({ path: join(ARTIFACTS, 'panel-form-390.png') });
     await page.setViewportSize({ width: 1280, height: 800 });
@@ -139,6 +143,7 @@ describe('the web panel in Chromium', () => {
     const after = file();
     expect(after).toContain('- name: added');
     expect(after).toContain(`local_port: 127.0.0.1:${addPort}`);
+    expect(after).toMatch(/health_check:\n\s+type: tcp\n\s+interval: 30\n/);
     for (const line of before.split('\n').filter((l) => l.includes('#'))) expect(after).toContain(line.trim().replace(/\s+#/, ' #'));
     expect(after).toContain('owner: lab-team');
     await expect.poll(() => page.locator('[data-testid="tunnel"]').count(), { timeout: 10_000 }).toBe(3);
