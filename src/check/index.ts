@@ -9,6 +9,8 @@ import { checkReferenceHashes } from './reference-hashes.js';
 import { checkSshDir, showPathUnder } from './ssh-dir.js';
 import { checkStateDir } from './state-dir.js';
 import { checkTunnelHost } from './tunnel-host.js';
+import { forwardFlag } from '../tunnel/ssh-args.js';
+import { checkTarget } from '../supervisor/plan.js';
 import { unreachable } from '../unreachable.js';
 
 export type { CheckProblem, CheckReport, TunnelResolution } from './report.js';
@@ -102,6 +104,11 @@ export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
         if (r.resolution !== null) tunnels.push(r.resolution);
         problems.push(...r.problems);
         notes.push(...r.notes);
+        // The same rule the daemon uses for where a health_check connects.
+        const flag = forwardFlag(t.direction, opts.mode ?? 'default');
+        if (t.health_check !== undefined && r.info !== null && checkTarget(t, flag, r.info) === null) {
+          notes.push(`tunnel "${t.name}": its health_check will not run: the daemon cannot reach the listening side of this ${flag} forward (a -R bound to loopback on the server, or a server behind a proxy); bind it to an address the daemon reaches, or drop the check`);
+        }
       }
       break;
     }
