@@ -100,8 +100,11 @@ describe('tunnel-cli auth against a 2FA bastion', () => {
     expect(await roundTrip(localPort, 'again')).toBe('again');
   });
 
-  it('one terminal at a time; Ctrl-C detaches and the login waits for the next terminal', async () => {
+  it('start-tunnel leaves it waiting for a login and says how; one terminal at a time; Ctrl-C detaches and the login waits', async () => {
     await run(process.execPath, [CLI, '--socket', d.socketPath, 'stop-tunnel', hash]);
+    const started = await run(process.execPath, [CLI, '--socket', d.socketPath, 'start-tunnel', hash]);
+    expect(started.stderr).toMatch(/waits for a login .*tunnel-cli auth/);
+    expect((await status()).status).toBe('AUTH_REQUIRED');
     const first = auth();
     try {
       await first.waitFor(/Verification code: /);
