@@ -10,7 +10,7 @@ import { checkSshDir, showPathUnder } from './ssh-dir.js';
 import { checkStateDir } from './state-dir.js';
 import { checkTunnelHost } from './tunnel-host.js';
 import { forwardFlag } from '../tunnel/ssh-args.js';
-import { checkTarget } from '../supervisor/plan.js';
+import { checkTarget } from '../tunnel/check-target.js';
 import { unreachable } from '../unreachable.js';
 
 export type { CheckProblem, CheckReport, TunnelResolution } from './report.js';
@@ -106,7 +106,7 @@ export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
         notes.push(...r.notes);
         // The same rule the daemon uses for where a health_check connects.
         const flag = forwardFlag(t.direction, opts.mode ?? 'default');
-        if (t.health_check !== undefined && r.info !== null && checkTarget(t, flag, r.info) === null) {
+        if (t.health_check !== undefined && r.info !== null && checkTarget(t, flag, r.info.endpoint) === null) {
           notes.push(`tunnel "${t.name}": its health_check will not run: the daemon cannot reach the listening side of this ${flag} forward (a -R bound to loopback on the server, or a server behind a proxy); bind it to an address the daemon reaches, or drop the check`);
         }
       }
