@@ -6,6 +6,7 @@ import { formatProblem as formatConfigProblem, loadConfigFile } from '../config/
 import type { CheckProblem, CheckReport } from './report.js';
 import type { DirectionMode } from '../tunnel/spec.js';
 import { checkReferenceHashes } from './reference-hashes.js';
+import { remoteListenClashes } from './remote-listens.js';
 import { checkSshDir, showPathUnder } from './ssh-dir.js';
 import { checkStateDir } from './state-dir.js';
 import { checkTunnelHost } from './tunnel-host.js';
@@ -103,6 +104,7 @@ export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
         problems.push(...r.problems);
         notes.push(...r.notes);
       }
+      problems.push(...remoteListenClashes(load.config.tunnels, tunnels, opts.mode ?? 'default'));
       break;
     }
     default:
