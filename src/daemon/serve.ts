@@ -10,7 +10,7 @@ import { createSupervisor } from '../supervisor/index.js';
 import { createConfigInForce, type ConfigInForce } from './config-in-force.js';
 import { localEndOf, tunnelListeningOn } from './local-tunnel.js';
 import type { Log } from './log.js';
-import type { DaemonSettings } from './settings.js';
+import type { DaemonSettings } from '../settings.js';
 
 export interface RunningDaemon {
   engine: ConfigInForce;

@@ -1,7 +1,6 @@
 import { homedir } from 'node:os';
 import { serve, type ServerType } from '@hono/node-server';
-import { isLoopback } from '../api/listen.js';
-import type { DirectionMode } from '../tunnel/spec.js';
+import { panelListenProblem, type PanelSettings } from '../settings.js';
 import { createPanelApp } from './app.js';
 import { loadAssets } from './assets.js';
 import { Sessions } from './auth.js';
@@ -11,17 +10,8 @@ import { EventsHub } from './events-hub.js';
 import { readSshHosts } from './ssh-hosts.js';
 import { createTerminalBridge } from './terminal-bridge.js';
 
-export interface PanelOptions {
-  listen: { host: string; port: number };
-  configPath: string;
-  /** The daemon's API, e.g. http://127.0.0.1:8080. */
-  apiUrl: string;
-  /** Sent to the daemon as a bearer token; never to a browser. */
-  apiToken: string | null;
-  /** PANEL_TOKEN: the page's password; required off loopback. */
-  panelToken: string | null;
-  sshConfigPath: string | null;
-  mode: DirectionMode;
+/** The panel's settings (read by src/settings.ts, the one settings reader), plus what tests may change. */
+export interface PanelOptions extends Omit<PanelSettings, 'warnings'> {
   /** Where previous versions of the config are kept; default `.panel-backups` next to the file. */
   backupDir?: string;
   /** How many backups to keep; default 10. */
@@ -42,11 +32,8 @@ export interface RunningPanel {
 export async function startPanel(opts: PanelOptions): Promise<RunningPanel> {
   const password = opts.panelToken === '' ? null : opts.panelToken;
   const { host, port } = opts.listen;
-  if (!isLoopback(host) && password === null) {
-    throw new Error(
-      `refusing to serve the panel on ${host}:${port} without PANEL_TOKEN: anyone who can reach it could edit the tunnels; set PANEL_TOKEN or listen on 127.0.0.1`,
-    );
-  }
+  const refused = panelListenProblem(opts.listen, password);
+  if (refused !== null) throw new Error(refused);
   const log = opts.log ?? (() => undefined);
   const daemon = createDaemonClient(opts.apiUrl, opts.apiToken === '' ? null : opts.apiToken);
   const hub = new EventsHub(daemon);
