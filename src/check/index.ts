@@ -6,6 +6,7 @@ import { formatProblem as formatConfigProblem, loadConfigFile } from '../config/
 import type { CheckProblem, CheckReport } from './report.js';
 import type { DirectionMode } from '../tunnel/spec.js';
 import { checkReferenceHashes } from './reference-hashes.js';
+import { remoteListenClashes } from './remote-listens.js';
 import { checkSshDir, showPathUnder } from './ssh-dir.js';
 import { checkStateDir } from './state-dir.js';
 import { checkTunnelHost } from './tunnel-host.js';
@@ -110,6 +111,7 @@ export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
           notes.push(`tunnel "${t.name}": its health_check will not run: the daemon cannot reach the listening side of this ${flag} forward (a -R bound to loopback on the server, or a server behind a proxy); bind it to an address the daemon reaches, or drop the check`);
         }
       }
+      problems.push(...remoteListenClashes(load.config.tunnels, tunnels, opts.mode ?? 'default'));
       break;
     }
     default:
