@@ -8,8 +8,15 @@
 # util-linux setpriv, which the entrypoint uses to drop to PUID/PGID.
 ARG NODE_IMAGE=node:20-bookworm-slim
 
+# --- toolchain: node-pty (the interactive tunnels' terminals) has no Linux prebuild,
+# so npm compiles it; the compilers stay in the build stages, not in the image.
+FROM ${NODE_IMAGE} AS toolchain
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+
 # --- build: dev dependencies, TypeScript -> dist/, packed as npm would publish it
-FROM ${NODE_IMAGE} AS build
+FROM toolchain AS build
 WORKDIR /src
 RUN node -e 'const [a,b]=process.versions.node.split(".").map(Number); if (a<20||(a===20&&b<19)) { console.error("Node >= 20.19 is needed, the base image has " + process.version); process.exit(1) }'
 COPY package.json package-lock.json ./
@@ -21,8 +28,8 @@ RUN npm run build \
  && mkdir /out \
  && tar -xzf /tmp/tunnel-manager-*.tgz -C /out --strip-components=1
 
-# --- production dependencies only, from the same lock file
-FROM ${NODE_IMAGE} AS deps
+# --- production dependencies only, from the same lock file (node-pty compiled here)
+FROM toolchain AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund \

@@ -20,7 +20,7 @@ import { watchConfig } from './config/watch.js';
 import { runMigrate } from './migrate/index.js';
 import { createLog, type Log } from './daemon/log.js';
 import { startDaemon } from './daemon/serve.js';
-import { daemonSettings, panelSettings, proxySettings, type Account, type Flags } from './daemon/settings.js';
+import { daemonSettings, panelSettings, proxySettings, type Account, type Flags } from './settings.js';
 import { startPanel } from './panel/index.js';
 import { startProxyServer, type ProxyConfig } from './proxy/index.js';
 import type { Result } from './result.js';
@@ -48,8 +48,19 @@ function account(): Account {
   };
 }
 
-function settingsOrExit<T>(r: Result<T, string[]>): T | null {
-  if (r.ok) return r.value;
+/**
+ * The settings, or exit 2 with every problem. Settings that were set but are not used
+ * (the reference implementation's, or one overridden by another) are reported: as log
+ * lines by the long-running commands, as plain lines by the others.
+ */
+function settingsOrExit<T extends { warnings: string[] }>(r: Result<T, string[]>, how: 'log' | 'text' = 'log'): T | null {
+  if (r.ok) {
+    for (const w of r.value.warnings) {
+      if (how === 'log') log({ event: 'setting_warning', warning: w });
+      else process.stderr.write(`tunnel-manager: warning: ${w}\n`);
+    }
+    return r.value;
+  }
   for (const p of r.error) process.stderr.write(`tunnel-manager: ${p}\n`);
   process.exitCode = EXIT_USAGE;
   return null;
@@ -113,16 +124,7 @@ async function panel(flags: Flags): Promise<void> {
   const settings = settingsOrExit(panelSettings(flags, process.env, account()));
   if (!settings) return;
   try {
-    const running = await startPanel({
-      listen: settings.listen,
-      configPath: settings.configPath,
-      apiUrl: settings.apiUrl,
-      apiToken: settings.apiToken,
-      panelToken: settings.panelToken,
-      sshConfigPath: settings.sshConfigPath,
-      mode: settings.mode,
-      log,
-    });
+    const running = await startPanel({ ...settings, log });
     log({ event: 'panel_started', listen: `${settings.listen.host}:${running.port}`, config: settings.configPath, api: settings.apiUrl });
     onShutdown(running.close);
   } catch (e) {
@@ -161,7 +163,7 @@ async function proxy(flags: Flags): Promise<void> {
 }
 
 async function check(flags: Flags): Promise<void> {
-  const settings = settingsOrExit(daemonSettings({ ...flags, listen: undefined }, { ...process.env, TUNNEL_API_LISTEN: undefined }, account()));
+  const settings = settingsOrExit(daemonSettings({ ...flags, listen: undefined }, { ...process.env, TUNNEL_API_LISTEN: undefined }, account()), 'text');
   if (!settings) return;
   const report = await runChecks({
     configPath: settings.configPath,
@@ -176,7 +178,7 @@ async function check(flags: Flags): Promise<void> {
 }
 
 async function migrateCommand(flags: Flags & { write?: boolean }): Promise<void> {
-  const settings = settingsOrExit(daemonSettings({ ...flags, listen: undefined }, { ...process.env, TUNNEL_API_LISTEN: undefined }, account()));
+  const settings = settingsOrExit(daemonSettings({ ...flags, listen: undefined }, { ...process.env, TUNNEL_API_LISTEN: undefined }, account()), 'text');
   if (!settings) return;
   const r = await runMigrate({ configPath: settings.configPath, write: flags.write === true });
   process.stdout.write(r.out);

@@ -57,7 +57,9 @@ function keygen(path) {
 /**
  * Starts sshd on 127.0.0.1 and returns a handle. The client config at `sshConfigPath`
  * defines the alias `testhost` (authorized key) and `badkey` (a key the server does not
- * accept), both with known_hosts inside the server's folder.
+ * accept), both with known_hosts inside the server's folder. Options: `dir`, `port`,
+ * `sshdOptions` (lines that come first, so they win), `program` (the path sshd is
+ * started by).
  */
 export async function startSshd(opts = {}) {
   if (!existsSync(SSHD_BIN)) {
@@ -98,7 +100,9 @@ export async function startSshd(opts = {}) {
     'LogLevel VERBOSE',
     '',
   ].join('\n'));
-  execFileSync(SSHD_BIN, ['-t', '-f', cfg]);
+  // `program`: another path to the sshd binary (a symlink), whose base name sshd uses as its PAM service name.
+  const program = opts.program ?? SSHD_BIN;
+  execFileSync(program, ['-t', '-f', cfg]);
 
   const sshConfigPath = join(dir, 'ssh_config');
   const knownHosts = join(dir, 'known_hosts');
@@ -117,7 +121,7 @@ export async function startSshd(opts = {}) {
   let child;
   const log = [];
   const launch = async () => {
-    child = spawn(SSHD_BIN, ['-D', '-e', '-f', cfg], { stdio: ['ignore', 'ignore', 'pipe'] });
+    child = spawn(program, ['-D', '-e', '-f', cfg], { stdio: ['ignore', 'ignore', 'pipe'] });
     child.stderr.on('data', (d) => { log.push(String(d)); if (log.length > 2000) log.splice(0, 1000); });
     await waitForPort(port);
   };

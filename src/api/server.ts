@@ -1,5 +1,6 @@
 import { chmod } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener, RequestError } from '@hono/node-server';
 import type { Hono } from 'hono';
@@ -7,6 +8,9 @@ import { answerParserErrors, errorBody, LISTENER_OPTIONS, requireHost } from '..
 import { err, ok, type Result } from '../result.js';
 import { checkListenSecurity, type ListenAddress } from './listen.js';
 import { prepareSocketPath, removeSocket, socketInode } from './socket.js';
+
+/** Takes over a connection that asked to become a WebSocket. */
+export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
 
 /** The daemon's two listeners, serving the API on TCP and on the unix socket. */
 export interface Listeners {
@@ -93,6 +97,8 @@ export async function startListeners(opts: {
   tokens: readonly string[] | null;
   /** Owner expected for the socket's folder; defaults to the current user. */
   uid?: number | null;
+  /** WebSocket upgrades (the login terminals), per listener. */
+  upgrade?: { tcp: UpgradeHandler; socket: UpgradeHandler };
 }): Promise<Listeners> {
   const secure = checkListenSecurity(opts.listen, opts.tokens);
   if (!secure.ok) throw new ListenError('insecure', secure.error);
@@ -100,6 +106,7 @@ export async function startListeners(opts: {
   const { host, port } = opts.listen;
   const shown = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
   const tcp = serverFor(opts.tcpApp);
+  if (opts.upgrade) tcp.on('upgrade', opts.upgrade.tcp);
   const tcpUp = await listenOn(tcp, () => tcp.listen(port, host));
   if (!tcpUp.ok) throw new ListenError('tcp', `cannot listen on ${shown}: ${describe(tcpUp.error)}`);
 
@@ -110,6 +117,7 @@ export async function startListeners(opts: {
     throw new ListenError('socket', ready.error);
   }
   const unix = serverFor(opts.socketApp);
+  if (opts.upgrade) unix.on('upgrade', opts.upgrade.socket);
   const unixUp = await listenOn(unix, () => {
     // listen() binds synchronously, so the narrowed umask covers exactly the bind.
     const previous = process.umask(0o177);

@@ -39,6 +39,10 @@ export const API_ERRORS = {
   not_found: 404,
   method_not_allowed: 405,
   ambiguous_hash: 409,
+  terminal_busy: 409,
+  not_interactive: 409,
+  already_running: 409,
+  foreign_origin: 403,
   /** The file changed on disk since the client read it (If-Match), or while the write ran. */
   config_conflict: 409,
   /** The file cannot be edited without losing something (not YAML, not a map, over 1 MiB). */
@@ -66,6 +70,21 @@ export interface HealthBody {
   };
 }
 
+/**
+ * GET /auth/<hash> upgraded to a WebSocket: a person's terminal on an interactive
+ * tunnel's login (SPEC §13). Binary frames carry the terminal's bytes both ways (what
+ * ssh shows; what the person types); text frames carry these JSON messages.
+ */
+export type TerminalClientMessage = { type: 'resize'; cols: number; rows: number };
+
+export type TerminalServerMessage =
+  /** First message: the terminal is attached to this tunnel's login. */
+  | { type: 'attached'; hash: string; name: string }
+  /** Last message before the daemon closes: how the login ended (RUNNING: the forward is up). */
+  | { type: 'end'; status: 'RUNNING' | 'FAILED' | 'STOPPED' | 'AUTH_REQUIRED'; message: string | null };
+
+/** The largest frame a terminal may send (keystrokes and pastes, not files). */
+export const TERMINAL_MAX_FRAME = 64 * 1024;
 /** GET /logs/:hash, in the reference's shape: `log` is the lines joined by newlines, `lines` the same oldest first. */
 export interface LogsBody {
   status: 'success';

@@ -6,9 +6,12 @@ import { formatProblem as formatConfigProblem, loadConfigFile } from '../config/
 import type { CheckProblem, CheckReport } from './report.js';
 import type { DirectionMode } from '../tunnel/spec.js';
 import { checkReferenceHashes } from './reference-hashes.js';
+import { remoteListenClashes } from './remote-listens.js';
 import { checkSshDir, showPathUnder } from './ssh-dir.js';
 import { checkStateDir } from './state-dir.js';
 import { checkTunnelHost } from './tunnel-host.js';
+import { forwardFlag } from '../tunnel/ssh-args.js';
+import { checkTarget } from '../tunnel/check-target.js';
 import { unreachable } from '../unreachable.js';
 
 export type { CheckProblem, CheckReport, TunnelResolution } from './report.js';
@@ -102,7 +105,13 @@ export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
         if (r.resolution !== null) tunnels.push(r.resolution);
         problems.push(...r.problems);
         notes.push(...r.notes);
+        // The same rule the daemon uses for where a health_check connects.
+        const flag = forwardFlag(t.direction, opts.mode ?? 'default');
+        if (t.health_check !== undefined && r.info !== null && checkTarget(t, flag, r.info.endpoint) === null) {
+          notes.push(`tunnel "${t.name}": its health_check will not run: the daemon cannot reach the listening side of this ${flag} forward (a -R bound to loopback on the server, or a server behind a proxy); bind it to an address the daemon reaches, or drop the check`);
+        }
       }
+      problems.push(...remoteListenClashes(load.config.tunnels, tunnels, opts.mode ?? 'default'));
       break;
     }
     default:

@@ -5,7 +5,7 @@ import { isIP } from 'node:net';
 import type { CheckProblem, TunnelResolution } from './report.js';
 import { shellQuote } from './rules.js';
 import { sshConfigReader } from '../ssh-config/read.js';
-import { first } from '../ssh-config/settings.js';
+import { first, type HostInfo } from '../ssh-config/settings.js';
 import { expandIdentityPath, isDefaultIdentity } from './identity.js';
 
 /** What checking one tunnel's host needs to know about the machine. */
@@ -67,11 +67,11 @@ async function resolves(hostname: string): Promise<boolean> {
 export async function checkTunnelHost(
   t: TunnelRef,
   ctx: HostCheckContext,
-): Promise<{ resolution: TunnelResolution | null; problems: CheckProblem[]; notes: string[] }> {
+): Promise<{ resolution: TunnelResolution | null; info: HostInfo | null; problems: CheckProblem[]; notes: string[] }> {
   const where = `tunnel "${t.name}" (remote_host ${t.remote_host})`;
   // The same ssh -G the daemon reads, with the tunnel's own options: what ssh will really use.
   const read = await sshConfigReader(ctx.sshBin, ctx.sshConfigPath)({ host: t.remote_host, options: t.ssh_options });
-  if (!read.ok) return { resolution: null, problems: [{ where, what: `ssh -G failed: ${read.error}`, fix: null }], notes: [] };
+  if (!read.ok) return { resolution: null, info: null, problems: [{ where, what: `ssh -G failed: ${read.error}`, fix: null }], notes: [] };
   const s = read.value.settings;
   const hostname = read.value.info.hostname ?? t.remote_host;
   const user = read.value.info.user ?? ctx.localUser;
@@ -150,6 +150,7 @@ export async function checkTunnelHost(
     });
   }
   return {
+    info: read.value.info,
     resolution: { name: t.name, hash: t.hash, remote_host: t.remote_host, hostname, user, port, identities, agent },
     problems,
     notes,

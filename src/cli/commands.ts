@@ -324,6 +324,10 @@ async function start(ctx: CommandContext, path: string, single: boolean): Promis
           line(ctx, r.status === 'STOPPED' ? `${who} was stopped while waiting for it to start` : `${who} FAILED: ${r.last_error ?? 'no reason given'}`);
         }
         return EXIT.failed;
+      case 'login':
+        // Started as asked; the rest is a person's to do, in this terminal or the panel.
+        for (const r of outcome.waiting) line(ctx, `${r.name} (${shortHash(r.hash)}) waits for a login (password or one-time code): run tunnel-cli auth ${shortHash(r.hash)}`);
+        return EXIT.ok;
       case 'pending': {
         const which = outcome.pending.map((r) => `${r.name} (${shortHash(r.hash)}) is ${r.status}${r.last_error ? ` (${r.last_error})` : ''}`);
         line(ctx, `gave up waiting after ${ctx.timeoutMs / 1000} s: ${which.join('; ')}; the daemon keeps trying`);

@@ -7,6 +7,7 @@
 import { cac } from 'cac';
 import { defaultSocketPath } from '../api/paths.js';
 import { parseTimeout, rawOption, validateHashArg } from './args.js';
+import { runAuth, type TerminalIo } from './auth.js';
 import { EXIT, runCommand, type CommandName } from './commands.js';
 import { useColor } from './format.js';
 import { resolveTarget } from './target.js';
@@ -27,8 +28,8 @@ async function main(argv: string[]): Promise<number> {
     .option('--token <token>', 'Bearer token for --url (env TUNNEL_API_TOKEN)')
     .option('--json', 'Print the API\'s JSON bodies instead of tables');
 
-  let chosen: { name: CommandName; hash: string | null; args: string[]; options: Record<string, unknown> } | null = null;
-  const command = (name: CommandName, usage: string, description: string, withHash: boolean) => {
+  let chosen: { name: CommandName | 'auth'; hash: string | null; args: string[]; options: Record<string, unknown> } | null = null;
+  const command = (name: CommandName | 'auth', usage: string, description: string, withHash: boolean) => {
     const c = cli.command(usage, description);
     if (name === 'start' || name === 'start-tunnel' || name === 'restart' || name === 'restart-tunnel') {
       c.option('--no-wait', 'Return at once instead of waiting until RUNNING')
@@ -59,6 +60,8 @@ async function main(argv: string[]): Promise<number> {
   command('validate', 'validate', 'Whether the daemon finds the config file valid; its problems (exit 1) if not', false);
   command('hash', 'hash <name> <remote_host> <remote_port> <local_port> [direction] [interactive]', 'A tunnel\'s hash, computed here without the daemon', false)
     .example('  $ tunnel-cli hash db user@bastion 5432 127.0.0.1:15432');
+  command('auth', 'auth <hash>', 'Log in to an interactive tunnel (password, one-time code) from this terminal; Ctrl-C detaches', true)
+    .example('  $ tunnel-cli auth 1a2b3c4d');
   cli.help((sections) => [
     // cac shows a negated flag's default ("--no-wait … (default: true)") and pads every option line.
     ...sections.map((s) => ({ ...s, body: s.body.split('\n').map((l) => l.replace(/ \(default: true\)$/, '').trimEnd()).join('\n') })),
@@ -82,7 +85,7 @@ async function main(argv: string[]): Promise<number> {
     if (e instanceof Error && e.name === 'CACError') return usageError(e.message);
     throw e;
   }
-  const run = chosen as { name: CommandName; hash: string | null; args: string[]; options: Record<string, unknown> } | null;
+  const run = chosen as { name: CommandName | 'auth'; hash: string | null; args: string[]; options: Record<string, unknown> } | null;
   if (run === null) return usageError('no command');
 
   let hash: string | null = null;
@@ -102,6 +105,7 @@ async function main(argv: string[]): Promise<number> {
   );
   if (!target.ok) return usageError(target.error);
 
+  if (run.name === 'auth') return runAuth(hash ?? '', target.value, terminalIo());
   return runCommand(run.name, hash, {
     target: target.value,
     json: run.options.json === true,
@@ -116,6 +120,25 @@ async function main(argv: string[]): Promise<number> {
       now: () => new Date(),
     },
   }, run.args);
+}
+
+function terminalIo(): TerminalIo {
+  const stdin = process.stdin;
+  return {
+    input: stdin,
+    output: (data) => process.stdout.write(data),
+    say: (text) => process.stderr.write(text),
+    setRaw(raw) {
+      if (!stdin.isTTY) return false;
+      stdin.setRawMode(raw);
+      return raw;
+    },
+    size: () => (process.stdout.isTTY ? { cols: process.stdout.columns, rows: process.stdout.rows } : null),
+    onResize(listener) {
+      process.stdout.on('resize', listener);
+      return () => process.stdout.off('resize', listener);
+    },
+  };
 }
 
 main(process.argv).then(

@@ -4,16 +4,20 @@ import type { StatusRecord, TunnelState } from '../api/types.js';
 export type WaitOutcome =
   | { kind: 'running'; records: StatusRecord[] }
   | { kind: 'failed'; records: StatusRecord[]; failed: StatusRecord[] }
+  /** Interactive tunnels waiting for a person (tunnel-cli auth); the rest RUNNING. */
+  | { kind: 'login'; records: StatusRecord[]; waiting: StatusRecord[] }
   | { kind: 'pending'; records: StatusRecord[]; pending: StatusRecord[] };
 
-const SETTLED: readonly TunnelState[] = ['RUNNING', 'FAILED', 'STOPPED'];
+// AUTH_REQUIRED waits for a person, not for time: waiting longer would not change it.
+const SETTLED: readonly TunnelState[] = ['RUNNING', 'FAILED', 'STOPPED', 'AUTH_REQUIRED'];
 
 /**
  * Follows the tunnels a start is waiting for. The POST's answer gives the first
  * records; events seen on the stream since before the POST always win over it (the
  * last event for a tunnel is never older than the answer), whatever order they
  * arrive in. RUNNING is success; FAILED (permanent) and STOPPED (someone stopped
- * it meanwhile) are failures; STARTING and RETRYING keep the wait going.
+ * it meanwhile) are failures; AUTH_REQUIRED ends the wait with a pointer to
+ * `tunnel-cli auth`; STARTING and RETRYING keep the wait going.
  */
 export class WaitTracker {
   private readonly fromAnswer = new Map<string, StatusRecord>();
@@ -47,8 +51,10 @@ export class WaitTracker {
     const records = this.records();
     const pending = records.filter((r) => !SETTLED.includes(r.status));
     if (pending.length > 0) return null;
-    const failed = records.filter((r) => r.status !== 'RUNNING');
-    return failed.length > 0 ? { kind: 'failed', records, failed } : { kind: 'running', records };
+    const failed = records.filter((r) => r.status === 'FAILED' || r.status === 'STOPPED');
+    if (failed.length > 0) return { kind: 'failed', records, failed };
+    const waiting = records.filter((r) => r.status === 'AUTH_REQUIRED');
+    return waiting.length > 0 ? { kind: 'login', records, waiting } : { kind: 'running', records };
   }
 
   /** The outcome when time is up. */

@@ -17,6 +17,15 @@ export const FORM_FIELDS = ['name', 'remote_host', 'remote_port', 'local_port', 
 export type FormField = (typeof FORM_FIELDS)[number];
 export type TunnelFields = Record<FormField, string>;
 
+/** A `health_check:` as the form edits it: the text of each field, '' when absent (the daemon's validation judges it). */
+export interface HealthCheckInput {
+  type: string;
+  interval: string;
+  failures: string;
+  path: string;
+}
+const HEALTH_CHECK_KEYS = ['type', 'interval', 'failures', 'path'] as const;
+
 /** One entry of `tunnels:` as written in the file. */
 export interface EntryView {
   index: number;
@@ -25,7 +34,9 @@ export interface EntryView {
   /** The form's fields as written; '' when absent. */
   fields: TunnelFields;
   interactive: boolean;
-  /** Other keys of the entry (ssh_options, unknown ones), kept untouched by edits. */
+  /** The entry's `health_check:` when it is a map (then the form edits it), else null. */
+  health_check: HealthCheckInput | null;
+  /** Other keys of the entry (ssh_options, unknown ones, a health_check that is not a map), kept untouched by edits. */
   other_keys: string[];
   /** The tunnel's hash from the values as written (SPEC §5), null when the entry is not a map. */
   hash: string | null;
@@ -36,6 +47,8 @@ export interface TunnelInput {
   fields: TunnelFields;
   /** Undefined leaves the entry's `interactive` as written (the panel's form does not show it). */
   interactive?: boolean;
+  /** Undefined leaves `health_check` as written; null (or an empty type) removes it. */
+  health_check?: HealthCheckInput | null;
 }
 
 export type Edit =
@@ -82,15 +95,44 @@ function fieldText(map: YAMLMap, key: string): string {
 function viewOf(text: string, item: unknown, index: number): EntryView {
   const range = (item as { range?: [number, number, number] }).range;
   const empty: TunnelFields = { name: '', remote_host: '', remote_port: '', local_port: '', direction: '' };
-  if (!isMap(item)) return { index, line: lineOf(text, range?.[0]), fields: empty, interactive: false, other_keys: [], hash: null };
+  if (!isMap(item)) return { index, line: lineOf(text, range?.[0]), fields: empty, interactive: false, health_check: null, other_keys: [], hash: null };
   const fields = { ...empty };
   for (const f of FORM_FIELDS) fields[f] = fieldText(item, f);
   const reading = readInteractive(item.get('interactive', true));
   const interactive = reading.ok && reading.value;
   const keys = item.items.map((p) => scalarText(p.key) ?? '?');
-  const other_keys = keys.filter((k) => !(FORM_FIELDS as readonly string[]).includes(k));
+  const health_check = healthCheckOf(item);
+  const other_keys = keys.filter((k) => !(FORM_FIELDS as readonly string[]).includes(k) && !(k === 'health_check' && health_check !== null));
   const hash = entryHash((f) => item.get(f, true));
-  return { index, line: lineOf(text, range?.[0]), fields, interactive, other_keys, hash };
+  return { index, line: lineOf(text, range?.[0]), fields, interactive, health_check, other_keys, hash };
+}
+
+function healthCheckOf(entry: YAMLMap): HealthCheckInput | null {
+  const node = entry.get('health_check', true);
+  if (!isMap(node)) return null;
+  const out: HealthCheckInput = { type: '', interval: '', failures: '', path: '' };
+  for (const k of HEALTH_CHECK_KEYS) out[k] = fieldText(node, k);
+  return out;
+}
+
+/**
+ * Sets `health_check` from the form: a changed one is written anew (a block map with
+ * the fields given; digits as numbers), an unchanged one is left as written.
+ */
+function setHealthCheck(doc: Document, map: YAMLMap, value: HealthCheckInput | null | undefined): void {
+  if (value === undefined) return;
+  const current = healthCheckOf(map);
+  if (value === null || value.type === '') {
+    if (map.has('health_check')) map.delete('health_check');
+    return;
+  }
+  if (current !== null && HEALTH_CHECK_KEYS.every((k) => current[k] === value[k])) return;
+  const out: Record<string, string | number> = {};
+  for (const k of HEALTH_CHECK_KEYS) {
+    const v = value[k];
+    if (v !== '') out[k] = (k === 'interval' || k === 'failures') && /^\d{1,6}$/.test(v) ? Number(v) : v;
+  }
+  map.set('health_check', doc.createNode(out));
 }
 
 /** Every entry of `tunnels:` as written. A file with no tunnels (or none at all) has none. */
@@ -183,10 +225,12 @@ function replaceAll(doc: Document, seq: YAMLSeq, tunnels: readonly TunnelInput[]
       used.add(i);
       for (const f of FORM_FIELDS) setField(doc, here.item, f, t.fields[f]);
       setInteractive(doc, here.item, t.interactive);
+      setHealthCheck(doc, here.item, t.health_check);
       return here.item;
     }
     const entry = newEntry(doc, t.fields, seq.items);
     setInteractive(doc, entry, t.interactive);
+    setHealthCheck(doc, entry, t.health_check);
     return entry;
   });
   seq.items = items;
@@ -242,6 +286,7 @@ export function applyEdit(text: string, edit: Edit): Result<string, EditFailure>
       const seq = ensureTunnels(e);
       const entry = newEntry(e.doc, edit.fields, seq.items);
       setInteractive(e.doc, entry, edit.interactive);
+      setHealthCheck(e.doc, entry, edit.health_check);
       seq.items.push(entry);
       return ok(printEditable(e));
     }
@@ -255,6 +300,7 @@ export function applyEdit(text: string, edit: Edit): Result<string, EditFailure>
       if (!isMap(item)) return err({ reason: 'shape', message: `tunnel number ${edit.index + 1} is not a map; fix it by hand first` });
       for (const f of FORM_FIELDS) setField(e.doc, item, f, edit.fields[f]);
       setInteractive(e.doc, item, edit.interactive);
+      setHealthCheck(e.doc, item, edit.health_check);
       return ok(printEditable(e));
     }
     case 'delete': {

@@ -3,7 +3,8 @@ import { FORM_FIELDS, type Edit, type FormField } from './edit.js';
 
 /** Validation of a candidate file, told back to the form: per field, and the rest. */
 export interface FieldErrors {
-  fields: Partial<Record<FormField, string>>;
+  /** By form field; `health_check` gathers the problems of its sub-fields. */
+  fields: Partial<Record<FormField | 'health_check', string>>;
   general: string[];
 }
 
@@ -48,10 +49,12 @@ export function blockingErrors(before: readonly ConfigProblem[], after: readonly
   const out: FieldErrors = { fields: {}, general: [] };
   for (const p of after) {
     const entry = entryOf(p);
-    const formField = entry?.index === edited && (FORM_FIELDS as readonly string[]).includes(entry.key ?? '') ? (entry.key as FormField) : null;
+    const onForm = (FORM_FIELDS as readonly string[]).includes(entry?.key ?? '') || entry?.key === 'health_check';
+    const formField = entry?.index === edited && onForm ? (entry.key as FormField | 'health_check') : null;
     const isNew = !known.has(key(p.field, p));
     if (formField !== null) {
-      const message = `expected ${p.expected}, found ${p.found}`;
+      const sub = p.field.slice(p.field.indexOf(formField) + formField.length).replace(/^\./, '');
+      const message = `${sub !== '' ? `${sub}: ` : ''}expected ${p.expected}, found ${p.found}`;
       out.fields[formField] = out.fields[formField] ? `${out.fields[formField]}; ${message}` : message;
     } else if (isNew) {
       out.general.push(problemText(p));

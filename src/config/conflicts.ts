@@ -1,6 +1,6 @@
 import type { Endpoint } from '../tunnel/endpoint.js';
 import { forwardFlag } from '../tunnel/ssh-args.js';
-import type { DirectionMode } from '../tunnel/spec.js';
+import type { DirectionMode, TunnelSpec } from '../tunnel/spec.js';
 import type { TunnelEntry } from './tunnel-entry.js';
 import type { Tree } from './tree.js';
 
@@ -36,8 +36,7 @@ function addressesOf(e: Endpoint, bareMeansBoth: boolean): Set<string> {
 const serverOf = (remoteHost: string) => remoteHost.slice(remoteHost.lastIndexOf('@') + 1).toLowerCase();
 
 /** Which side listens depends on the direction mode (SPEC §4): -L listens here, -R on the server. */
-function listenerOf(entry: TunnelEntry, mode: DirectionMode): Listener {
-  const { spec } = entry;
+function listenerOf(spec: TunnelSpec, mode: DirectionMode): Listener {
   if (forwardFlag(spec.direction, mode) === '-L') {
     return { side: 'local', port: spec.local_port.port, addresses: addressesOf(spec.local_port, false), field: 'local_port' };
   }
@@ -48,6 +47,16 @@ function overlaps(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
   if (a.has(WILDCARD) || b.has(WILDCARD)) return true;
   for (const x of a) if (b.has(x)) return true;
   return false;
+}
+
+/**
+ * The field on which `b` would listen where `a` already listens (same side, port and
+ * an overlapping address), or null when they can both listen.
+ */
+export function sharedListener(a: TunnelSpec, b: TunnelSpec, mode: DirectionMode): 'local_port' | 'remote_port' | null {
+  const la = listenerOf(a, mode);
+  const lb = listenerOf(b, mode);
+  return la.side === lb.side && la.port === lb.port && overlaps(la.addresses, lb.addresses) ? lb.field : null;
 }
 
 /**
@@ -74,7 +83,7 @@ export function checkConflicts(tree: Tree, entries: readonly TunnelEntry[], mode
     }
     byHash.set(entry.spec.hash, entry);
 
-    const listener = listenerOf(entry, mode);
+    const listener = listenerOf(entry.spec, mode);
     const key = `${listener.side}|${listener.port}`;
     const same = byPort.get(key) ?? [];
     const clash = same.find((o) => overlaps(o.listener.addresses, listener.addresses));

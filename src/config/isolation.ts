@@ -39,7 +39,8 @@ export function isolate(tree: Tree, read: ReadDocument): LoadResult {
     else return { kind: 'invalid', problems };
   }
   const rejected = [...byEntry.entries()].sort(([a], [b]) => a - b).map(([index, ps]) => rejectedEntry(tree, read.items[index], index, ps));
-  return { kind: 'partial', config: { ...config, proxy: proxyValid ? read.proxy : null }, proxyValid, rejected, problems, warnings };
+  const positions = read.entries.map((e) => ({ hash: e.spec.hash, index: e.index, ...tree.at(e.node) }));
+  return { kind: 'partial', config: { ...config, proxy: proxyValid ? read.proxy : null }, proxyValid, rejected, positions, problems, warnings };
 }
 
 function rejectedEntry(tree: Tree, node: unknown, index: number, problems: ConfigProblem[]): RejectedEntry {

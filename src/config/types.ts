@@ -47,6 +47,8 @@ export type LoadResult =
       config: Config;
       proxyValid: boolean;
       rejected: RejectedEntry[];
+      /** Where each valid entry is, by hash, for problems found later (a running tunnel in the way). */
+      positions: { hash: string; index: number; line: number; column: number }[];
       /** Every problem, sorted by position (those of rejected entries and of the proxy section). */
       problems: ConfigProblem[];
       warnings: ConfigProblem[];

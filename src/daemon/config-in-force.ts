@@ -3,6 +3,7 @@ import { EMPTY_CONFIG, type Config, type LoadResult } from '../config/types.js';
 import type { SupervisorApi } from '../supervisor/types.js';
 import type { DirectionMode } from '../tunnel/spec.js';
 import { createReloadQueue } from './reload-queue.js';
+import { startable } from './startable.js';
 import type { ConfigHealth, EngineApi } from '../api/engine-api.js';
 import type { ReloadRecord } from '../api/types.js';
 import { unreachable } from '../unreachable.js';
@@ -72,26 +73,31 @@ export function createConfigInForce(opts: ConfigInForceOptions): ConfigInForce {
         break;
       }
       case 'partial': {
-        // Running tunnels stay exactly as they are (their spec included); new valid entries join them.
+        // Running tunnels stay exactly as they are (their spec included); new valid entries join
+        // them, except one that would listen where a tunnel kept from an earlier file listens.
         const inForce = new Set(current.tunnels.map((t) => t.hash));
-        const tunnels = [...current.tunnels, ...load.config.tunnels.filter((t) => !inForce.has(t.hash))];
-        const report = await opts.supervisor.apply(tunnels);
         const inFile = new Set(load.config.tunnels.map((t) => t.hash));
+        const held = current.tunnels.filter((t) => !inFile.has(t.hash));
+        const { start, waiting } = startable(load.config.tunnels.filter((t) => !inForce.has(t.hash)), held, load.positions, opts.mode);
+        const tunnels = [...current.tunnels, ...start];
+        const report = await opts.supervisor.apply(tunnels);
         current = { tunnels, proxy: load.proxyValid ? load.config.proxy : current.proxy };
-        const error = load.problems.map(formatProblem).join('\n');
+        const problems = [...load.problems, ...waiting.flatMap((w) => w.problems)].sort((a, b) => a.line - b.line || a.column - b.column);
+        const rejected = [...load.rejected, ...waiting].sort((a, b) => a.index - b.index);
+        const error = problems.map(formatProblem).join('\n');
         health = {
           ...health,
           missing: false,
           valid: false,
           applied: 'partial',
           error,
-          problems: load.problems,
-          rejected: load.rejected,
-          held: tunnels.filter((t) => !inFile.has(t.hash)).map((t) => t.hash),
+          problems,
+          rejected,
+          held: held.map((t) => t.hash),
           warnings: load.warnings.map(formatProblem),
           loaded_at: at,
         };
-        record = { type: 'reload', at, ok: true, error, ...report, changed: report.changed ?? [], left_out: load.rejected.length };
+        record = { type: 'reload', at, ok: true, error, ...report, changed: report.changed ?? [], left_out: rejected.length };
         break;
       }
       case 'ok': {

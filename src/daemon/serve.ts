@@ -2,6 +2,7 @@ import { createDaemonApp } from '../api/app.js';
 import { EventStreamSlots } from '../api/events.js';
 import { createMetrics } from '../api/metrics.js';
 import { startListeners } from '../api/server.js';
+import { createTerminalRoute, type TerminalRoute } from '../api/terminal.js';
 import { watchConfig } from '../config/watch.js';
 import { ConfigStore, defaultBackupDir } from '../config-edit/store.js';
 import { createProxyApp, createProxyMetrics } from '../proxy/index.js';
@@ -9,7 +10,7 @@ import { createSupervisor } from '../supervisor/index.js';
 import { createConfigInForce, type ConfigInForce } from './config-in-force.js';
 import { localEndOf, tunnelListeningOn } from './local-tunnel.js';
 import type { Log } from './log.js';
-import type { DaemonSettings } from './settings.js';
+import type { DaemonSettings } from '../settings.js';
 
 export interface RunningDaemon {
   engine: ConfigInForce;
@@ -35,12 +36,15 @@ export async function startDaemon(settings: DaemonSettings, log: Log, env: NodeJ
 
   let watcher: { close(): Promise<void> } | null = null;
   let listeners: { tcpPort: number; close(): Promise<void> } | null = null;
+  let terminals: TerminalRoute[] = [];
   let closing: Promise<void> | null = null;
 
   const close = () => {
     closing ??= (async () => {
       await watcher?.close().catch((e: unknown) => log({ event: 'watch_close_failed', error: String(e) }));
+      // Stopping the tunnels ends every login, and with it each attached terminal.
       await supervisor.shutdown();
+      for (const t of terminals) t.close();
       await listeners?.close().catch((e: unknown) => log({ event: 'listener_close_failed', error: String(e) }));
     })();
     return closing;
@@ -75,7 +79,11 @@ export async function startDaemon(settings: DaemonSettings, log: Log, env: NodeJ
       log,
     });
     const eventSlots = new EventStreamSlots();
+    const tcpTerminal = createTerminalRoute({ engine, tokens: settings.tokens, log });
+    const socketTerminal = createTerminalRoute({ engine, tokens: null, log });
+    terminals = [tcpTerminal, socketTerminal];
     listeners = await startListeners({
+      upgrade: { tcp: (req, socket, head) => tcpTerminal.upgrade(req, socket, head), socket: (req, socket, head) => socketTerminal.upgrade(req, socket, head) },
       tcpApp: createDaemonApp({ engine, configFile, transport: 'tcp', tokens: settings.tokens, proxy, metrics, eventSlots }),
       socketApp: createDaemonApp({ engine, configFile, transport: 'socket', tokens: null, metrics, eventSlots }),
       listen: settings.listen,

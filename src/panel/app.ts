@@ -14,10 +14,12 @@ export interface PanelDeps extends AuthDeps, ConfigRoutesDeps, DaemonRoutesDeps,
 }
 
 // Only the panel's own files and connections back to it; no inline script, no framing.
+// Inline styles are allowed because the terminal emulator (xterm.js) sizes its rows
+// with <style> elements it creates; scripts stay 'self' only.
 const CSP = [
   "default-src 'none'",
   "script-src 'self'",
-  "style-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
   "img-src 'self' data:",
   "connect-src 'self'",
   "base-uri 'none'",

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Hono, type Context } from 'hono';
 
@@ -17,8 +18,19 @@ const FILES: Record<string, string> = {
   'editor.js': 'text/javascript; charset=utf-8',
   'list.js': 'text/javascript; charset=utf-8',
   'state.js': 'text/javascript; charset=utf-8',
+  'terminal.js': 'text/javascript; charset=utf-8',
   'style.css': 'text/css; charset=utf-8',
   'icon.svg': 'image/svg+xml',
+};
+
+/**
+ * The terminal emulator, served from the installed packages (no CDN, no build step):
+ * their ES module builds, under /vendor/.
+ */
+const VENDOR: Record<string, { module: string; type: string }> = {
+  'vendor/xterm.mjs': { module: '@xterm/xterm/lib/xterm.mjs', type: 'text/javascript; charset=utf-8' },
+  'vendor/xterm.css': { module: '@xterm/xterm/css/xterm.css', type: 'text/css; charset=utf-8' },
+  'vendor/addon-fit.mjs': { module: '@xterm/addon-fit/lib/addon-fit.mjs', type: 'text/javascript; charset=utf-8' },
 };
 
 export type Assets = Map<string, { body: string; type: string }>;
@@ -32,6 +44,14 @@ export async function loadAssets(dir: string = STATIC_DIR): Promise<Assets> {
     });
     out.set(name, { body, type });
   }
+  const require = createRequire(import.meta.url);
+  for (const [name, { module, type }] of Object.entries(VENDOR)) {
+    const body = await readFile(require.resolve(module), 'utf8').catch((e: unknown) => {
+      throw new Error(`the panel's terminal needs ${module} (npm ci installs it): ${e instanceof Error ? e.message : String(e)}`);
+    });
+    // The source map is not served; the reference to it would only be a 404 in the console.
+    out.set(name, { body: body.replace(/\n\/[/*]# sourceMappingURL=\S+\s*$/, '\n'), type });
+  }
   return out;
 }
 
@@ -43,6 +63,6 @@ export function createAssetsApp(assets: Assets): Hono {
     return c.body(a.body, 200, { 'content-type': a.type, 'cache-control': 'no-cache' });
   };
   app.get('/', (c) => send(c, 'index.html'));
-  for (const name of Object.keys(FILES)) if (name !== 'index.html') app.get(`/${name}`, (c) => send(c, name));
+  for (const name of [...Object.keys(FILES), ...Object.keys(VENDOR)]) if (name !== 'index.html') app.get(`/${name}`, (c) => send(c, name));
   return app;
 }

@@ -1,7 +1,6 @@
 import { homedir } from 'node:os';
 import { serve, type ServerType } from '@hono/node-server';
-import { isLoopback } from '../api/listen.js';
-import type { DirectionMode } from '../tunnel/spec.js';
+import { panelListenProblem, type PanelSettings } from '../settings.js';
 import { createPanelApp } from './app.js';
 import { loadAssets } from './assets.js';
 import { Sessions } from './auth.js';
@@ -9,18 +8,10 @@ import { ConfigStore, defaultBackupDir } from '../config-edit/store.js';
 import { createDaemonClient } from './daemon-client.js';
 import { EventsHub } from './events-hub.js';
 import { readSshHosts } from './ssh-hosts.js';
+import { createTerminalBridge } from './terminal-bridge.js';
 
-export interface PanelOptions {
-  listen: { host: string; port: number };
-  configPath: string;
-  /** The daemon's API, e.g. http://127.0.0.1:8080. */
-  apiUrl: string;
-  /** Sent to the daemon as a bearer token; never to a browser. */
-  apiToken: string | null;
-  /** PANEL_TOKEN: the page's password; required off loopback. */
-  panelToken: string | null;
-  sshConfigPath: string | null;
-  mode: DirectionMode;
+/** The panel's settings (read by src/settings.ts, the one settings reader), plus what tests may change. */
+export interface PanelOptions extends Omit<PanelSettings, 'warnings'> {
   /** Where previous versions of the config are kept; default `.panel-backups` next to the file. */
   backupDir?: string;
   /** How many backups to keep; default 10. */
@@ -41,11 +32,8 @@ export interface RunningPanel {
 export async function startPanel(opts: PanelOptions): Promise<RunningPanel> {
   const password = opts.panelToken === '' ? null : opts.panelToken;
   const { host, port } = opts.listen;
-  if (!isLoopback(host) && password === null) {
-    throw new Error(
-      `refusing to serve the panel on ${host}:${port} without PANEL_TOKEN: anyone who can reach it could edit the tunnels; set PANEL_TOKEN or listen on 127.0.0.1`,
-    );
-  }
+  const refused = panelListenProblem(opts.listen, password);
+  if (refused !== null) throw new Error(refused);
   const log = opts.log ?? (() => undefined);
   const daemon = createDaemonClient(opts.apiUrl, opts.apiToken === '' ? null : opts.apiToken);
   const hub = new EventsHub(daemon);
@@ -57,9 +45,12 @@ export async function startPanel(opts: PanelOptions): Promise<RunningPanel> {
       return null;
     }
   })();
+  const sessions = new Sessions();
+  const apiToken = opts.apiToken === '' ? null : opts.apiToken;
+  const terminals = createTerminalBridge({ password, sessions, apiUrl: opts.apiUrl, apiToken, log });
   const app = createPanelApp({
     password,
-    sessions: new Sessions(),
+    sessions,
     store: new ConfigStore({
       path: opts.configPath,
       writer: 'panel',
@@ -83,6 +74,7 @@ export async function startPanel(opts: PanelOptions): Promise<RunningPanel> {
       reject(new Error(e.code === 'EADDRINUSE' ? `${host}:${port} is already in use` : `cannot listen on ${host}:${port}: ${e.message}`)),
     );
   });
+  server.on('upgrade', (req, socket, head) => terminals.upgrade(req, socket, head));
   const address = server.address();
   const bound = typeof address === 'object' && address !== null ? address.port : port;
 
@@ -93,6 +85,7 @@ export async function startPanel(opts: PanelOptions): Promise<RunningPanel> {
       closing ??= (async () => {
         shutdown.abort();
         await hub.close();
+        terminals.close();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           (server as { closeAllConnections?: () => void }).closeAllConnections?.();

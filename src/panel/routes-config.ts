@@ -22,9 +22,12 @@ const Fields = z.strictObject({
   local_port: field(300),
   direction: field(64),
 });
+const HealthCheckBody = z.strictObject({ type: field(16), interval: field(16), failures: field(16), path: field(256) });
 const Version = z.string().min(1).max(200);
 const Hash = z.string().regex(/^[0-9a-f]{32}$/).nullable().default(null);
-const SaveBody = z.strictObject({ version: Version, fields: Fields, hash: Hash });
+const SaveBody = z.strictObject({ version: Version, fields: Fields, hash: Hash, health_check: HealthCheckBody.nullable().optional() });
+/** The form's health_check, when it sent one (absent: leave the entry's as written). */
+const healthCheck = (b: z.infer<typeof SaveBody>) => (b.health_check === undefined ? {} : { health_check: b.health_check });
 const DeleteBody = z.strictObject({ version: Version, hash: Hash });
 const Index = z.coerce.number().int().min(0).max(100_000);
 
@@ -74,7 +77,7 @@ export function createConfigApp(deps: ConfigRoutesDeps): Hono {
   app.post('/tunnels', async (c) => {
     const body = SaveBody.safeParse(await c.req.json().catch(() => null));
     if (!body.success) return bad(c, body.error);
-    return save(c, body.data.version, { kind: 'add', fields: body.data.fields as TunnelFields }, null);
+    return save(c, body.data.version, { kind: 'add', fields: body.data.fields as TunnelFields, ...healthCheck(body.data) }, null);
   });
 
   app.put('/tunnels/:index', async (c) => {
@@ -82,7 +85,7 @@ export function createConfigApp(deps: ConfigRoutesDeps): Hono {
     const body = SaveBody.safeParse(await c.req.json().catch(() => null));
     if (!index.success) return bad(c, index.error);
     if (!body.success) return bad(c, body.error);
-    return save(c, body.data.version, { kind: 'update', index: index.data, fields: body.data.fields as TunnelFields }, body.data.hash);
+    return save(c, body.data.version, { kind: 'update', index: index.data, fields: body.data.fields as TunnelFields, ...healthCheck(body.data) }, body.data.hash);
   });
 
   app.delete('/tunnels/:index', async (c) => {

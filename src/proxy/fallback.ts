@@ -101,7 +101,8 @@ export function sendToTargets(a: Attempts): void {
         if (why.kind === 'status') a.rests.note(target.prefix, header(why.rawHeaders, 'retry-after'));
         if (last || a.res.destroyed) return false;
         a.obs.fellBack(target.prefix, reasonOf(why));
-        a.log?.({ event: 'proxy_fallback', request_id: a.requestId, provider: target.prefix, reason: reasonOf(why), next: a.targets[i + 1]!.prefix });
+        const detail = why.kind === 'status' ? { status: why.status } : why.kind === 'unreachable' ? { error: why.code } : {};
+        a.log?.({ event: 'proxy_fallback', request_id: a.requestId, provider: target.prefix, reason: reasonOf(why), ...detail, next: a.targets[i + 1]!.prefix });
         // Not from inside the upstream client's callback: the next exchange starts on a clean stack.
         queueMicrotask(() => attempt(i + 1));
         return true;

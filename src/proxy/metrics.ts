@@ -8,6 +8,28 @@ export interface ProxyMetrics {
   ttfb: Histogram<'provider' | 'endpoint'>;
   tokens: Counter<'provider' | 'endpoint' | 'direction'>;
   fallbacks: Counter<'provider' | 'reason'>;
+  /** Counts one finished request. */
+  record(r: RequestRecord): void;
+}
+
+/** One finished request, as the series count it. */
+export interface RequestRecord {
+  provider: string;
+  endpoint: string;
+  /** The status answered, or `client_closed`. */
+  status: string;
+  seconds: number;
+  ttfbSeconds: number | null;
+  tokensIn: number | null;
+  tokensOut: number | null;
+}
+
+interface Children {
+  duration: { observe(v: number): void };
+  ttfb: { observe(v: number): void };
+  tokensIn: { inc(v: number): void };
+  tokensOut: { inc(v: number): void };
+  requests: Map<string, { inc(): void }>;
 }
 
 // From a cached embedding (milliseconds) to a long generation (minutes).
@@ -16,7 +38,7 @@ const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60
 export function createProxyMetrics(): ProxyMetrics {
   const registry = new Registry();
   const registers = [registry];
-  return {
+  const series = {
     registry,
     requests: new Counter({
       name: 'proxy_requests_total',
@@ -50,5 +72,40 @@ export function createProxyMetrics(): ProxyMetrics {
       labelNames: ['provider', 'reason'] as const,
       registers,
     }),
+  };
+  // Bound children per label set: prom-client hashes the label object on every call
+  // otherwise, which costs more than the rest of the bookkeeping of a request.
+  const children = new Map<string, Children>();
+  const childrenOf = (provider: string, endpoint: string): Children => {
+    const key = `${provider}\n${endpoint}`;
+    let c = children.get(key);
+    if (c === undefined) {
+      const labels = { provider, endpoint };
+      c = {
+        duration: series.duration.labels(labels),
+        ttfb: series.ttfb.labels(labels),
+        tokensIn: series.tokens.labels({ ...labels, direction: 'in' }),
+        tokensOut: series.tokens.labels({ ...labels, direction: 'out' }),
+        requests: new Map(),
+      };
+      children.set(key, c);
+    }
+    return c;
+  };
+  return {
+    ...series,
+    record(r) {
+      const c = childrenOf(r.provider, r.endpoint);
+      let requests = c.requests.get(r.status);
+      if (requests === undefined) {
+        requests = series.requests.labels({ provider: r.provider, endpoint: r.endpoint, status: r.status });
+        c.requests.set(r.status, requests);
+      }
+      requests.inc();
+      c.duration.observe(r.seconds);
+      if (r.ttfbSeconds !== null) c.ttfb.observe(r.ttfbSeconds);
+      if (r.tokensIn !== null) c.tokensIn.inc(r.tokensIn);
+      if (r.tokensOut !== null) c.tokensOut.inc(r.tokensOut);
+    },
   };
 }

@@ -53,32 +53,34 @@ export function observeRequest(o: {
     const ms = performance.now() - started;
     const status = o.res.headersSent ? o.res.statusCode : null;
     const usage: Usage = reader?.result() ?? { input: null, output: null };
-    const provider = obs.provider ?? 'none';
-    const entry: Record<string, unknown> = {
-      event: 'proxy_request',
-      request_id: o.requestId,
+    if (o.log !== undefined) {
+      const entry: Record<string, unknown> = {
+        event: 'proxy_request',
+        request_id: o.requestId,
+        endpoint: o.endpoint,
+        // A client's model name can be as long as its body; the log keeps enough to recognise it.
+        model: obs.model !== null && obs.model.length > MAX_LOGGED_MODEL ? `${obs.model.slice(0, MAX_LOGGED_MODEL)}…` : obs.model,
+        provider: obs.provider,
+        status,
+        // Sent in full, or cut short (by the client, or by a provider that died mid-answer).
+        complete: o.res.writableFinished,
+        ms: Math.round(ms * 10) / 10,
+        ttfb_ms: firstByte === null ? null : Math.round((firstByte - started) * 10) / 10,
+      };
+      if (usage.input !== null) entry.tokens_in = usage.input;
+      if (usage.output !== null) entry.tokens_out = usage.output;
+      if (fallbacks.length > 0) entry.fallbacks = fallbacks;
+      o.log(entry);
+    }
+    o.metrics?.record({
+      provider: obs.provider ?? 'none',
       endpoint: o.endpoint,
-      // A client's model name can be as long as its body; the log keeps enough to recognise it.
-      model: obs.model !== null && obs.model.length > MAX_LOGGED_MODEL ? `${obs.model.slice(0, MAX_LOGGED_MODEL)}…` : obs.model,
-      provider: obs.provider,
-      status,
-      // Sent in full, or cut short (by the client, or by a provider that died mid-answer).
-      complete: o.res.writableFinished,
-      ms: Math.round(ms * 10) / 10,
-      ttfb_ms: firstByte === null ? null : Math.round((firstByte - started) * 10) / 10,
-    };
-    if (usage.input !== null) entry.tokens_in = usage.input;
-    if (usage.output !== null) entry.tokens_out = usage.output;
-    if (fallbacks.length > 0) entry.fallbacks = fallbacks;
-    o.log?.(entry);
-    const m = o.metrics;
-    if (m === undefined) return;
-    const labels = { provider, endpoint: o.endpoint };
-    m.requests.inc({ ...labels, status: status === null ? 'client_closed' : String(status) });
-    m.duration.observe(labels, ms / 1000);
-    if (firstByte !== null) m.ttfb.observe(labels, (firstByte - started) / 1000);
-    if (usage.input !== null) m.tokens.inc({ ...labels, direction: 'in' }, usage.input);
-    if (usage.output !== null) m.tokens.inc({ ...labels, direction: 'out' }, usage.output);
+      status: status === null ? 'client_closed' : String(status),
+      seconds: ms / 1000,
+      ttfbSeconds: firstByte === null ? null : (firstByte - started) / 1000,
+      tokensIn: usage.input,
+      tokensOut: usage.output,
+    });
   });
   return obs;
 }

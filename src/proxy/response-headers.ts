@@ -1,8 +1,9 @@
 /**
  * Which upstream response headers reach the client. Hop-by-hop headers belong to
  * the upstream connection, not ours; cookies of an upstream have no business on
- * the proxy's origin; the upstream's request id is kept under another name because
- * `x-request-id` is ours.
+ * the proxy's origin; nor has its CORS policy (Ollama, for one, allows every origin):
+ * which pages may read the proxy is `proxy.cors_origins`' to say; the upstream's
+ * request id is kept under another name because `x-request-id` is ours.
  */
 const DROPPED = new Set([
   'connection',
@@ -14,6 +15,12 @@ const DROPPED = new Set([
   'proxy-authenticate',
   'proxy-authorization',
   'set-cookie',
+  'access-control-allow-origin',
+  'access-control-allow-credentials',
+  'access-control-allow-methods',
+  'access-control-allow-headers',
+  'access-control-expose-headers',
+  'access-control-max-age',
 ]);
 
 /**

@@ -34,6 +34,9 @@ import type { ProbeTarget } from './probe.js';
  *    before a login    ▼    │ start
  *                   login_needed (no ssh until a person asks)
  *
+ *   A person who attaches a terminal (login) starts a login out of stopped, failed or
+ *   login_needed, and replaces an awaiting_login ssh whose prompt is stale.
+ *
  *   awaiting_login and login_needed are AUTH_REQUIRED. What a retry will not fix — a
  *   refused login, host key, unknown host, bad arguments — is FAILED as for any tunnel.
  */
@@ -85,7 +88,9 @@ export type Event =
   /** The attempt's child is gone; `failure` is how its output reads (classify.ts), `probe` what would watch that fault's end. */
   | { type: 'exited'; attempt: number; exit: { code: number | null; signal: string | null }; failure: Failure; probe: ProbeTarget | null }
   | { type: 'retry-due'; wait: number }
-  | { type: 'probe-result'; wait: number; ok: boolean };
+  | { type: 'probe-result'; wait: number; ok: boolean }
+  /** A person attached a terminal to an interactive tunnel's login. */
+  | { type: 'login' };
 
 /** Events that fire from a timer. */
 export type TimerEvent = Extract<Event, { type: 'start-timeout' | 'retry-due' }>;
@@ -228,6 +233,8 @@ function transition(t: Tunnel, ev: Event, rules: Rules, world: World): Step {
       return t.phase.id === 'backoff' && t.phase.wait === ev.wait ? retryNow(t, rules) : same(t);
     case 'probe-result':
       return onProbeResult(t, ev, rules, world);
+    case 'login':
+      return onLogin(t, rules, world);
     default:
       return unreachable(ev, 'event');
   }
@@ -437,6 +444,35 @@ function onExited(t: Tunnel, ev: Extract<Event, { type: 'exited' }>, rules: Rule
     case 'backoff':
     case 'failed':
     case 'login_needed':
+      return same(t);
+    default:
+      return unreachable(p, 'phase');
+  }
+}
+
+/**
+ * sshd drops a login left waiting past its LoginGraceTime (120 s by default), and ssh,
+ * blocked on its terminal, says nothing until the code is typed — and wasted. A person
+ * who comes to a prompt older than this gets a fresh ssh instead.
+ */
+export const FRESH_PROMPT_MS = 60_000;
+
+/** A person is at the terminal: a login is started if none waits, and a stale prompt replaced. */
+function onLogin(t: Tunnel, rules: Rules, world: World): Step {
+  if (!rules.interactive) return same(t);
+  const p = t.phase;
+  switch (p.id) {
+    case 'stopped':
+    case 'failed':
+    case 'login_needed':
+      return launch(fresh(t), rules, false);
+    case 'awaiting_login':
+      if (p.pid === null || t.lastSpawnAt === null || world.now - t.lastSpawnAt < FRESH_PROMPT_MS) return same(t);
+      return stopChild(t, p.attempt, p.pid, 'restart');
+    case 'starting':
+    case 'running':
+    case 'backoff':
+    case 'stopping':
       return same(t);
     default:
       return unreachable(p, 'phase');

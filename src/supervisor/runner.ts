@@ -16,6 +16,10 @@ import { LineRing } from './ring.js';
 import type { SpawnSpacer } from './spacing.js';
 import { isEstablishedLine, isLoggedInLine, keepInLog } from './ssh-output.js';
 import { terminate, type ChildExit, type SshChild, type SpawnSsh } from './ssh-process.js';
+import { err, type Result } from '../result.js';
+import { LoginSlot } from './login-slot.js';
+import type { LoginTerminal, SpawnPty } from './pty-process.js';
+import type { Attachment, AttachRefusal, LoginOutcome, TerminalSink } from './types.js';
 
 /** Everything needed to run one tunnel, worked out by the supervisor from the spec and `ssh -G`. */
 export interface TunnelPlan {
@@ -41,7 +45,7 @@ export interface RunnerDeps {
   clock: Clock;
   spawn: SpawnSsh;
   /** Spawns ssh in a pseudo-terminal, where a person logs in (interactive tunnels, SPEC §13). */
-  spawnPty: SpawnSsh;
+  spawnPty: SpawnPty;
   probe: Probe;
   spacer: SpawnSpacer;
   /** Records live children's pids in the state dir. */
@@ -78,6 +82,8 @@ export class Runner {
   private draining = false;
   private lastEmitted = '';
   private readonly ring: LineRing;
+  /** The person's terminal on an interactive tunnel's login. */
+  private readonly slot = new LoginSlot();
   private readonly health: HealthMonitor;
   /** The attempt whose RUNNING period the health monitor watches. */
   private watchedAttempt: number | null = null;
@@ -178,6 +184,21 @@ export class Runner {
     await Promise.all(gone);
   }
 
+  /**
+   * Attaches a person's terminal to the login (SPEC §13): starts one if none waits,
+   * and replaces a stale prompt. One terminal at a time; none once RUNNING.
+   */
+  attach(sink: TerminalSink): Result<Attachment, AttachRefusal> {
+    const name = this.plan.spec.name;
+    if (this.tunnel.phase.id === 'running') return err({ reason: 'running', message: `${name} is already RUNNING: it needs no login now` });
+    const attached = this.slot.attach(sink);
+    if (!attached.ok) {
+      return err({ reason: 'busy', message: `another terminal is attached to the login of ${name}; close it first (Ctrl-C in tunnel-cli, or the panel's terminal window)` });
+    }
+    this.dispatch({ type: 'login' });
+    return attached;
+  }
+
   /** Runs each event through the lifecycle, one at a time: an event raised by an effect waits its turn. */
   private dispatch(ev: Event): void {
     this.queue.push(ev);
@@ -194,6 +215,35 @@ export class Runner {
       }
     } finally {
       this.draining = false;
+    }
+    this.settleLogin();
+  }
+
+  /** Ends an attached terminal's session once the login is over, one way or the other. */
+  private settleLogin(): void {
+    if (!this.slot.attached) return;
+    const t = this.tunnel;
+    const p = t.phase;
+    const lost = (status: Exclude<LoginOutcome['status'], 'RUNNING'>): LoginOutcome => ({ status, message: t.lastError ?? 'ssh ended' });
+    switch (p.id) {
+      case 'awaiting_login':
+        return;
+      case 'stopping':
+        // A stale prompt being replaced: the person stays for the fresh one.
+        if (p.then !== 'stop') return;
+        return this.slot.end({ status: 'STOPPED', message: 'the tunnel was stopped' });
+      case 'running':
+        return this.slot.end({ status: 'RUNNING', message: null });
+      case 'failed':
+        return this.slot.end(lost('FAILED'));
+      case 'login_needed':
+        return this.slot.end(lost('AUTH_REQUIRED'));
+      case 'stopped':
+      case 'starting':
+      case 'backoff':
+        return this.slot.end({ status: 'STOPPED', message: 'the tunnel was stopped' });
+      default:
+        return unreachable(p, 'phase');
     }
   }
 
@@ -265,9 +315,8 @@ export class Runner {
       signal.addEventListener('abort', release, { once: true });
     }
     const plan = this.plan;
-    const spawn = mode === 'pty' ? this.deps.spawnPty : this.deps.spawn;
     const lines = new LineRing(ATTEMPT_LINES);
-    const child = spawn(plan.file, plan.args, (line) => {
+    const onLine = (line: string) => {
       lines.push(line);
       if (keepInLog(line)) this.ring.push(line, this.deps.clock.now());
       this.deps.onLine?.(plan.spec.hash, line);
@@ -280,7 +329,18 @@ export class Runner {
         release();
         this.dispatch({ type: 'established', attempt });
       }
-    });
+    };
+    let child: SshChild;
+    let terminal: LoginTerminal | null = null;
+    if (mode === 'pty') {
+      const pty = this.deps.spawnPty(plan.file, plan.args, onLine);
+      // The person's terminal shows this ssh from now on (its prompt, whatever comes).
+      terminal = pty.terminal;
+      this.slot.bind(terminal);
+      child = pty;
+    } else {
+      child = this.deps.spawn(plan.file, plan.args, onLine);
+    }
     let resolveGone!: () => void;
     this.children.set(attempt, { child, gone: new Promise<void>((r) => (resolveGone = r)) });
     if (child.pid !== null) registry.add(child.pid, [plan.file, ...plan.args]);
@@ -289,6 +349,7 @@ export class Runner {
 
     const exit = await child.exited;
     release();
+    if (terminal !== null) this.slot.release(terminal);
     this.children.delete(attempt);
     if (child.pid !== null) registry.remove(child.pid);
     const failure = this.explain(exit, lines.toArray(), plan);

@@ -8,6 +8,8 @@ export interface StatePaths {
   desired: string;
   children: string;
   knownHosts: string;
+  /** Debug logs (ssh -E) of the interactive tunnels' ssh, one per tunnel, removed when it exits. */
+  loginLogs: string;
   /** The ssh config every ssh the daemon runs gets with -F (ssh-config/daemon-config.ts). */
   sshConfig: string;
 }
@@ -18,6 +20,7 @@ export function statePaths(dir: string): StatePaths {
     desired: join(dir, 'desired.json'),
     children: join(dir, 'children.json'),
     knownHosts: join(dir, 'known_hosts'),
+    loginLogs: join(dir, 'logins'),
     sshConfig: join(dir, 'ssh_config'),
   };
 }
@@ -30,6 +33,7 @@ export function prepareStateDir(paths: StatePaths): void {
   mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
   chmodSync(paths.dir, 0o700);
   closeSync(openSync(paths.knownHosts, 'a', 0o600));
+  mkdirSync(paths.loginLogs, { recursive: true, mode: 0o700 });
 }
 
 let tempCounter = 0;

@@ -19,9 +19,11 @@ import { FALLBACK_HOST_INFO, type HostInfo } from '../ssh-config/settings.js';
 import { userConfigFiles } from '../ssh-config/daemon-config.js';
 import { watchSshConfig, type SshConfigWatcher } from '../ssh-config/watch.js';
 import { writeDaemonSshConfig } from './ssh-config-file.js';
-import { execaSpawn, type SpawnSsh } from './ssh-process.js';
+import { ptySpawn, type SpawnPty } from './pty-process.js';
+import { execaSpawn } from './ssh-process.js';
 import { prepareStateDir, statePaths } from './state-files.js';
-import type { ApplyReport, SupervisorApi, SupervisorEvent } from './types.js';
+import { err, type Result } from '../result.js';
+import type { ApplyReport, Attachment, AttachRefusal, SupervisorApi, SupervisorEvent, TerminalSink } from './types.js';
 
 export interface SupervisorOptions {
   sshBin: string;
@@ -30,11 +32,8 @@ export interface SupervisorOptions {
   stateDir: string;
   mode: DirectionMode;
   log?: (entry: Record<string, unknown>) => void;
-  /**
-   * Spawns ssh in a pseudo-terminal, for interactive tunnels (SPEC §13). Without one
-   * their ssh runs like any other's, with no terminal: a key logs in, a password cannot.
-   */
-  spawnPty?: SpawnSsh;
+  /** Spawns ssh in a pseudo-terminal, for interactive tunnels (SPEC §13); node-pty by default. */
+  spawnPty?: SpawnPty;
   /** Every line each tunnel's ssh writes, as it comes: where a health watcher reads channel errors (SPEC §5). */
   onSshLine?: (hash: string, line: string) => void;
 }
@@ -69,7 +68,7 @@ export async function createSupervisor(opts: SupervisorOptions): Promise<Supervi
   const registry = new ChildRegistry(paths.children);
   registry.reset();
   const daemonSshConfig = writeDaemonSshConfig(paths, opts.sshConfigPath, log);
-  return new Supervisor(opts, clock, log, registry, DesiredStore.load(paths.desired), paths.knownHosts, graceMs, daemonSshConfig);
+  return new Supervisor(opts, clock, log, registry, DesiredStore.load(paths.desired), paths.knownHosts, paths.loginLogs, graceMs, daemonSshConfig);
 }
 
 class Supervisor implements SupervisorApi {
@@ -91,11 +90,12 @@ class Supervisor implements SupervisorApi {
     registry: ChildRegistry,
     private readonly desired: DesiredStore,
     knownHostsPath: string,
+    loginLogDir: string,
     graceMs: number,
     daemonSshConfig: string,
   ) {
     this.readSshConfig = sshConfigReader(opts.sshBin, opts.sshConfigPath);
-    this.planContext = { sshBin: opts.sshBin, sshConfigPath: daemonSshConfig, mode: opts.mode, knownHostsPath };
+    this.planContext = { sshBin: opts.sshBin, sshConfigPath: daemonSshConfig, mode: opts.mode, knownHostsPath, loginLogDir };
     this.userConfigFiles = userConfigFiles(opts.sshConfigPath).map((f) => (f.startsWith('~/') ? join(homedir(), f.slice(2)) : f));
     this.sshConfigWatcher = watchSshConfig(
       () => void this.refreshSshConfig('ssh config changed').catch((e: unknown) => log({ event: 'ssh_config_refresh_failed', error: String(e) })),
@@ -104,7 +104,7 @@ class Supervisor implements SupervisorApi {
     this.runnerDeps = {
       clock,
       spawn: execaSpawn,
-      spawnPty: opts.spawnPty ?? execaSpawn,
+      spawnPty: opts.spawnPty ?? ptySpawn,
       probe: tcpProbe,
       spacer: new SpawnSpacer(clock, DEFAULTS.spawnGapMs, DEFAULTS.maxLoginsInFlight),
       registry,
@@ -227,6 +227,20 @@ class Supervisor implements SupervisorApi {
       this.desired.set(runners.map((r) => r.hash), 'stopped');
       await Promise.all(runners.map((r) => r.stop()));
       return this.statuses();
+    });
+  }
+
+  attach(hash: string, sink: TerminalSink): Promise<Result<Attachment, AttachRefusal>> {
+    return this.serial(async () => {
+      const runner = this.runner(hash);
+      const { name } = runner.spec;
+      if (!runner.spec.interactive) {
+        return err({ reason: 'not_interactive' as const, message: `${name} is not an interactive tunnel: it logs in by itself (set interactive: true for a tunnel that needs a password or a one-time code)` });
+      }
+      const attached = runner.attach(sink);
+      // Attaching is asking for the tunnel (a stopped one starts), as start(hash) does.
+      if (attached.ok) this.desired.set([hash], 'started');
+      return attached;
     });
   }
 

@@ -1,4 +1,5 @@
 import type { TunnelSpec } from '../tunnel/spec.js';
+import type { Result } from '../result.js';
 import type { StatusRecord } from '../tunnel/status.js';
 
 /** What applying a new tunnel list changed, by hash. */
@@ -11,6 +12,36 @@ export interface ApplyReport {
 }
 
 export type SupervisorEvent = { type: 'status'; record: StatusRecord };
+
+/** How a person's time at an interactive tunnel's login ended (SPEC §13). */
+export type LoginOutcome =
+  /** The forward is established. */
+  | { status: 'RUNNING'; message: null }
+  /** FAILED (wrong code, refused), STOPPED (stopped meanwhile), or AUTH_REQUIRED: this ssh ended without a login (connection closed, server unreachable). */
+  | { status: 'FAILED' | 'STOPPED' | 'AUTH_REQUIRED'; message: string };
+
+/** Where an attached terminal's output goes. */
+export interface TerminalSink {
+  /** What ssh shows on its terminal (prompts, banners). */
+  output(text: string): void;
+  /** The login is over, one way or the other; called once, and nothing follows. */
+  end(outcome: LoginOutcome): void;
+}
+
+/** A person's terminal attached to an interactive tunnel's ssh. */
+export interface Attachment {
+  /** Keystrokes for ssh; never logged. */
+  input(data: string): void;
+  resize(cols: number, rows: number): void;
+  /** Lets go of the terminal; the login goes on and another terminal may attach. Idempotent. */
+  detach(): void;
+}
+
+/** Why a terminal could not attach. */
+export interface AttachRefusal {
+  reason: 'busy' | 'not_interactive' | 'running';
+  message: string;
+}
 
 /**
  * The supervisor as the rest of the daemon sees it: one runner per tunnel, driven by
@@ -36,6 +67,12 @@ export interface SupervisorApi {
   stopAll(): Promise<StatusRecord[]>;
   /** Recent ssh output lines (ring buffer that survives a stop). */
   logs(hash: string): string[] | undefined;
+  /**
+   * Attaches a person's terminal to an interactive tunnel's login: starts the tunnel
+   * if it is stopped or failed, and starts a fresh ssh when the one waiting is gone or
+   * its prompt is too old. One terminal at a time.
+   */
+  attach(hash: string, sink: TerminalSink): Promise<Result<Attachment, AttachRefusal>>;
   /** When the tunnel's last log line arrived (ISO 8601); null before any. */
   logsModified(hash: string): string | null;
   /** Subscribe to every state change; returns the unsubscribe function. */

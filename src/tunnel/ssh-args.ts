@@ -65,6 +65,11 @@ export interface SshArgsInput {
   sshConfigPath: string | null;
   /** The daemon's writable known_hosts first, then the user's own files. */
   knownHostsFiles: readonly string[];
+  /**
+   * For an interactive tunnel: the file its debug lines go to (`-E`), so that its
+   * terminal shows only prompts and the log parser never reads what a person types.
+   */
+  debugLog?: string | null;
 }
 
 /** The complete argv after the ssh binary. An array, never a shell string. */
@@ -72,10 +77,15 @@ export function sshArgs(input: SshArgsInput): string[] {
   const { spec, mode } = input;
   const args = ['-N'];
   if (input.sshConfigPath) args.push('-F', input.sshConfigPath);
+  if (spec.interactive && input.debugLog) args.push('-E', input.debugLog);
   for (const [k, v] of Object.entries(SSH_FIXED)) args.push('-o', `${k}=${v}`);
   // Config options first: ssh keeps the first value it sees, so they override the defaults.
   for (const [k, v] of Object.entries(spec.ssh_options)) args.push('-o', `${k}=${v}`);
-  for (const [k, v] of Object.entries(SSH_DEFAULTS)) args.push('-o', `${k}=${v}`);
+  for (const [k, v] of Object.entries(SSH_DEFAULTS)) {
+    // A person answers an interactive tunnel's prompts (SPEC §13); every other default
+    // stays. Said explicitly, since the daemon's -F file says BatchMode yes for every host.
+    args.push('-o', `${k}=${spec.interactive && k === 'BatchMode' ? 'no' : v}`);
+  }
   if (input.knownHostsFiles.length > 0) {
     args.push('-o', `UserKnownHostsFile=${input.knownHostsFiles.map(quoteIfNeeded).join(' ')}`);
   }

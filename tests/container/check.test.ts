@@ -57,6 +57,28 @@ describe('runChecks', () => {
     expect(text).toMatch(/no problems found\n$/);
   });
 
+  it('resolves each tunnel with its own ssh_options (Port, User), as the daemon\'s ssh will', async () => {
+    const fx = await own();
+    const path = join(fx.root, 'config.yaml');
+    await writeFile(
+      path,
+      'tunnels:\n' +
+        '  - name: moved\n    remote_host: testalias\n    remote_port: 5432\n    local_port: 15432\n    direction: remote_to_local\n' +
+        '    ssh_options: { Port: 2200, User: carol }\n' +
+        '  - name: exposed\n    remote_host: testalias\n    remote_port: 8080\n    local_port: 18080\n    direction: local_to_remote\n' +
+        '    health_check: { type: tcp }\n',
+    );
+    const report = await run(fx, path);
+    expect(report.problems).toEqual([]);
+    expect(report.tunnels.map((t) => [t.name, t.user, t.port])).toEqual([
+      ['moved', 'carol', '2200'],
+      ['exposed', 'bob', '2222'],
+    ]);
+    expect(formatReport(report)).toContain('testalias -> carol@127.0.0.1:2200');
+    // -R on the server's loopback: nothing the daemon can connect to, said up front.
+    expect(report.notes.join('\n')).toMatch(/tunnel "exposed": its health_check will not run: .*-R forward/);
+  });
+
   it('reports bad modes with the fix commands, the same lines as the entrypoint', async () => {
     const fx = await makeFixture(UID);
     fixtures.push(fx);

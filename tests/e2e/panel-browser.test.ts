@@ -2,13 +2,14 @@
 // sshd: live status, start/stop, add/edit/delete through the form, inline errors,
 // conflicts with an edit on disk, login, and screenshots at phone and desktop width
 // saved to test-artifacts/ for a person to look at.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, echoServer, MAIN, port, REPO, roundTrip, sshd, startDaemon, type Daemon, type Sshd } from './daemon-harness.js';
+import { CLI, echoServer, port, REPO, roundTrip, sshd, startDaemon, type Daemon, type Sshd } from './daemon-harness.js';
+import { startPanelProcess, type Panel } from './panel-process.js';
 
 /** The browser's globals that the page.evaluate callbacks below use: they run in Chromium, not in Node. */
 declare const window: { marker?: number; scrollTo(x: number, y: number): void };
@@ -20,45 +21,6 @@ declare const document: {
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(REPO, 'test-artifacts');
 const run = promisify(execFile);
-
-interface Panel {
-  url: string;
-  child: ChildProcess;
-  output(): string;
-  stop(): Promise<void>;
-}
-
-async function startPanelProcess(d: Daemon, sshConfigPath: string, env: Record<string, string> = {}): Promise<Panel> {
-  const p = await port();
-  let out = '';
-  const child = spawn(
-    process.execPath,
-    [MAIN, 'panel', '--listen', `127.0.0.1:${p}`, '--config', d.configPath, '--api', `http://127.0.0.1:${d.apiPort}`, '--ssh-config', sshConfigPath],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PANEL_TOKEN: '', TUNNEL_API_TOKEN: '', ...env } },
-  );
-  child.stdout!.on('data', (b) => (out += String(b)));
-  child.stderr!.on('data', (b) => (out += String(b)));
-  const url = `http://127.0.0.1:${p}`;
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the panel exited (${child.exitCode}):\n${out}`);
-    const ok = await fetch(`${url}/`).then((r) => r.ok, () => false);
-    if (ok) break;
-    if (Date.now() > deadline) throw new Error(`the panel did not answer:\n${out}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return {
-    url,
-    child,
-    output: () => out,
-    async stop() {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
 
 const entry = (name: string, remote: string | number, local: string | number, direction: string) =>
   `  - name: ${name}\n    remote_host: testhost\n    remote_port: ${typeof remote === 'number' ? remote : `"${remote}"`}\n    local_port: ${local}\n    direction: ${direction}\n`;
@@ -133,6 +95,8 @@ describe('the web panel in Chromium', () => {
     expect(await card('bring').locator('[data-testid="description"]').textContent()).toBe(`bring testhost:${echoPort} to local :${bringPort}`);
     expect(await card('expose').locator('[data-testid="description"]').textContent()).toBe(`expose local :${echoPort} on testhost:${exposePort} (bound to 127.0.0.1)`);
     expect(await page.locator('#daemon-state').textContent()).toContain('daemon connected');
+    // Health beside the state: what the forward carries, not only that it is up.
+    await expect.poll(() => card('bring').locator('[data-testid="health"]').textContent()).toBe('health ok');
     const html = await page.content();
     expect(html).not.toContain('TUNNEL_API_TOKEN=');
   });
@@ -169,6 +133,8 @@ describe('the web panel in Chromium', () => {
     await page.fill('#f-remote_host', 'testhost');
     await page.fill('#f-remote_port', String(echoPort));
     await page.fill('#f-local_port', `127.0.0.1:${addPort}`);
+    await page.selectOption('#f-health_check', 'tcp');
+    await page.fill('#f-hc-interval', '30');
     await page.setViewportSize({ width: 390, height: 844 });
     await page.screenshot({ path: join(ARTIFACTS, 'panel-form-390.png') });
     await page.setViewportSize({ width: 1280, height: 800 });
@@ -177,6 +143,7 @@ describe('the web panel in Chromium', () => {
     const after = file();
     expect(after).toContain('- name: added');
     expect(after).toContain(`local_port: 127.0.0.1:${addPort}`);
+    expect(after).toMatch(/health_check:\n\s+type: tcp\n\s+interval: 30\n/);
     for (const line of before.split('\n').filter((l) => l.includes('#'))) expect(after).toContain(line.trim().replace(/\s+#/, ' #'));
     expect(after).toContain('owner: lab-team');
     await expect.poll(() => page.locator('[data-testid="tunnel"]').count(), { timeout: 10_000 }).toBe(3);

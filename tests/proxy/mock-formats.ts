@@ -9,6 +9,8 @@
  * Also, on any endpoint, `busy:<status>:<retry-after>`: an error in the endpoint's
  * family's shape with a `Retry-After` header (omitted when <retry-after> is `-`).
  *
+ * And `open-cors`: a chat answer with `Access-Control-Allow-Origin: *`, as Ollama sends.
+ *
  * Returns false for model names it leaves to the chat mock (slow:, hang, error:, …).
  */
 import type http from 'node:http';
@@ -25,6 +27,12 @@ export function answerFormat(path: string, model: string, body: Record<string, u
     if (b !== undefined && b !== '-') headers['retry-after'] = b;
     res.writeHead(Number(a), headers);
     res.end(JSON.stringify(endpoint === '/messages' ? { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } : { error: { message: 'busy', type: 'server_error', param: null, code: null } }));
+    return true;
+  }
+  if (kind === 'open-cors') {
+    // As Ollama answers: every origin allowed.
+    res.writeHead(200, { 'content-type': 'application/json', 'access-control-allow-origin': '*', 'access-control-allow-credentials': 'true' });
+    res.end(JSON.stringify({ id: 'chatcmpl-mock', object: 'chat.completion', created: 1, model, choices: [{ index: 0, message: { role: 'assistant', content: TEXT }, finish_reason: 'stop' }] }));
     return true;
   }
   if (SPECIAL.has(kind ?? '')) return false;

@@ -71,6 +71,11 @@ describe('cors_origins', () => {
     expect(r.headers['access-control-allow-origin']).toBeUndefined();
     expect(r.status).toBe(405);
     expect((await call(h.url, { body: chat('a:m'), headers: { origin: 'https://app.example.com' } })).headers['access-control-allow-origin']).toBeUndefined();
+    // A provider that allows every origin (Ollama does) does not open the proxy.
+    const open = await call(h.url, { body: chat('a:open-cors'), headers: { origin: 'https://app.example.com' } });
+    expect(open.status).toBe(200);
+    expect(open.headers['access-control-allow-origin']).toBeUndefined();
+    expect(open.headers['access-control-allow-credentials']).toBeUndefined();
   });
 
   it('answers preflights of the listed origins (before the key check) and marks their answers', async () => {
@@ -87,6 +92,8 @@ describe('cors_origins', () => {
     expect(answer.status).toBe(200);
     expect(answer.headers['access-control-allow-origin']).toBe('https://app.example.com');
     expect(answer.headers['access-control-expose-headers']).toContain('x-request-id');
+    const fromOllama = await call(h.url, { body: chat('a:open-cors'), headers: { origin: 'https://app.example.com', authorization: 'Bearer k1' } });
+    expect(fromOllama.headers['access-control-allow-origin']).toBe('https://app.example.com');
     const denied = await call(h.url, { body: chat('a:m'), headers: { origin: 'https://app.example.com' } });
     expect(denied.status).toBe(401);
     expect(denied.headers['access-control-allow-origin']).toBe('https://app.example.com');

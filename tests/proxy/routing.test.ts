@@ -27,7 +27,7 @@ describe('aliases and fallback', () => {
     expect((await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] })).model).toBe('llama3:8b');
     const r = await client.chat.completions.create({ model: 'fast', messages: [{ role: 'user', content: 'hi' }] });
     expect(r.choices[0]?.message.content).toBe('hello from the mock');
-    expect(events('proxy_fallback')).toMatchObject([{ provider: 'down', reason: 'unreachable', next: 'up' }]);
+    expect(events('proxy_fallback')).toMatchObject([{ provider: 'down', reason: 'unreachable', error: 'ECONNREFUSED', next: 'up' }]);
     await eventually(() => events('proxy_request').length === 2, 'two request lines');
     expect(events('proxy_request')[1]).toMatchObject({ model: 'fast', provider: 'up', status: 200, fallbacks: [{ provider: 'down', reason: 'unreachable' }] });
   });
@@ -43,6 +43,7 @@ describe('aliases and fallback', () => {
     expect(last.status).toBe(503);
     expect(last.json).toEqual({ error: { message: 'mock error 503', type: 'mock_error', param: null, code: 'mock_code' } });
     expect(sentModels()).toEqual(['busy:503:-', 'llama3:8b', 'busy:429:-', 'llama3:8b', 'busy:500:-', 'error:503']);
+    expect(events('proxy_fallback').map((e) => [e.reason, e.status])).toEqual([['status_5xx', 503], ['status_429', 429], ['status_5xx', 500]]);
   });
 
   it('a target that does not answer within its timeout is passed over', async () => {

@@ -105,6 +105,7 @@ export class FakeEngine implements EngineApi {
       return this.specs.map((s) => this.records.get(s.hash) as StatusRecord);
     },
     status: (hash) => this.records.get(hash),
+    attach: async () => ({ ok: false, error: { reason: 'not_interactive', message: 'the fake engine has no terminals' } }),
     start: async (hash) => {
       this.guard();
       const rec = this.set(hash, 'STARTING', { pid: this.nextPid++, last_error: null, next_retry_at: null });

@@ -40,6 +40,17 @@ describe('resolveTarget', () => {
 });
 
 describe('WaitTracker', () => {
+  it('an interactive tunnel waiting for a login ends the wait with the login outcome, not a time-out', () => {
+    const rec = (hash: string, status: StatusRecord['status']) => ({ hash, name: hash, status }) as StatusRecord;
+    const t = new WaitTracker();
+    t.answer([rec('a', 'STARTING'), rec('b', 'AUTH_REQUIRED')]);
+    expect(t.outcome()).toBeNull();
+    t.event(rec('a', 'RUNNING'));
+    expect(t.outcome()).toMatchObject({ kind: 'login', waiting: [{ hash: 'b' }] });
+    t.event(rec('a', 'FAILED'));
+    expect(t.outcome()?.kind).toBe('failed');
+  });
+
   const r = (hash: string, status: TunnelState, last_error: string | null = null) => ({ hash, status, last_error, name: hash }) as StatusRecord;
 
   it('waits until every tunnel is RUNNING', () => {

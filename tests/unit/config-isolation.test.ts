@@ -104,6 +104,30 @@ describe('the daemon applies a file with problems without stopping or changing a
     expect(engine.configHealth()).toMatchObject({ valid: true, applied: 'all', held: [], rejected: [] });
   });
 
+  test('a new entry that would listen where a kept tunnel listens waits, reported, until the file has no problems', async () => {
+    const engine = createConfigInForce({ configPath: path, mode: 'default', supervisor, log: () => {} });
+    await writeFile(path, `tunnels:\n${entry('a', 1)}`);
+    await engine.reload();
+    const a = engine.tunnels()[0]!;
+    // a renamed (a new hash on the same port) while another entry is broken.
+    await writeFile(path, `tunnels:\n${entry('renamed', 1)}${entry('broken', 70000)}`);
+    const r = await engine.reload();
+    expect(r).toMatchObject({ added: [], removed: [], left_out: 2 });
+    expect(engine.tunnels().map((t) => t.name)).toEqual(['a']);
+    const health = engine.configHealth();
+    expect(health.held).toEqual([a.hash]);
+    expect(health.rejected.map((x) => [x.index, x.name, x.line])).toEqual([
+      [0, 'renamed', 2],
+      [1, 'broken', 6],
+    ]);
+    expect(health.rejected[0]!.problems[0]).toMatchObject({ field: 'tunnels[0].local_port', line: 2, column: 5 });
+    expect(health.rejected[0]!.problems[0]!.found).toContain(`where the running tunnel "a" (${a.hash.slice(0, 8)}) listens`);
+    await writeFile(path, `tunnels:\n${entry('renamed', 1)}`);
+    const fixed = await engine.reload();
+    expect(fixed).toMatchObject({ removed: [a.hash], left_out: 0 });
+    expect(engine.tunnels().map((t) => t.name)).toEqual(['renamed']);
+  });
+
   test('a file that is not YAML changes nothing', async () => {
     const engine = createConfigInForce({ configPath: path, mode: 'default', supervisor, log: () => {} });
     await writeFile(path, `tunnels:\n${entry('a', 1)}`);

@@ -246,3 +246,43 @@ describe('the panel and the daemon agree on every hash', () => {
     expect(entries.ok && entries.value[0]!.hash).toBe(daemonHash);
   });
 });
+
+describe('the form edits health_check', () => {
+  const hc = (over: Partial<Record<'type' | 'interval' | 'failures' | 'path', string>> = {}) => ({ type: 'http', interval: '5', failures: '2', path: '/ready', ...over });
+
+  it('adds one the daemon reads, with numbers as numbers and an empty path left out', () => {
+    const text = apply(FILE, { kind: 'add', fields: fields(), health_check: hc() });
+    const r = parseConfigText(text);
+    expect(r.kind).toBe('ok');
+    expect(r.kind === 'ok' && r.config.tunnels[3]!.health_check).toEqual({ type: 'http', interval: 5, failures: 2, path: '/ready' });
+    const tcp = apply(FILE, { kind: 'add', fields: fields(), health_check: hc({ type: 'tcp', path: '' }) });
+    expect(parse(tcp).tunnels[3].health_check).toEqual({ type: 'tcp', interval: 5, failures: 2 });
+  });
+
+  it('reads it back for the form, and leaves an unchanged one (and everything else) as written', () => {
+    const text = apply(FILE, { kind: 'update', index: 0, fields: fields({ name: 'db', remote_host: 'user@bastion', remote_port: '5432', local_port: '127.0.0.1:15432' }), health_check: hc() });
+    const entries = readEntries(text);
+    expect(entries.ok && entries.value[0]!.health_check).toEqual(hc());
+    expect(entries.ok && entries.value[0]!.other_keys).toEqual(['colour', 'ssh_options']);
+    const again = apply(text, { kind: 'update', index: 0, fields: entries.ok ? entries.value[0]!.fields : fields(), health_check: hc() });
+    expect(again).toBe(text);
+    for (const c of COMMENTS) expect(again).toContain(c);
+  });
+
+  it('null removes it; absent leaves it as written', () => {
+    const withCheck = apply(FILE, { kind: 'update', index: 2, fields: fields({ name: 'metrics', remote_host: 'monitor', remote_port: '9100', local_port: '19100' }), health_check: hc() });
+    const kept = apply(withCheck, { kind: 'update', index: 2, fields: fields({ name: 'metrics', remote_host: 'monitor', remote_port: '9100', local_port: '19100' }) });
+    expect(parse(kept).tunnels[2].health_check).toBeDefined();
+    const removed = apply(withCheck, { kind: 'update', index: 2, fields: fields({ name: 'metrics', remote_host: 'monitor', remote_port: '9100', local_port: '19100' }), health_check: null });
+    expect(parse(removed).tunnels[2].health_check).toBeUndefined();
+  });
+
+  it('a bad value is refused by the daemon\'s own validation, next to the health check', async () => {
+    const { blockingErrors } = await import('../../src/config-edit/field-errors.js');
+    const text = apply(FILE, { kind: 'add', fields: fields(), health_check: hc({ interval: '0' }) });
+    const r = parseConfigText(text);
+    const problems = r.kind === 'ok' ? [] : 'problems' in r ? r.problems : [];
+    const errors = blockingErrors([], problems, { kind: 'add', fields: fields() }, 4);
+    expect(errors?.fields.health_check).toBe('interval: expected a whole number from 1 to 3600, found "0"');
+  });
+});

@@ -1,6 +1,7 @@
 // Virtual time and a scripted ssh for the supervisor's unit tests.
 import type { Clock } from '../../src/supervisor/clock.js';
-import type { ChildExit, SshChild, SpawnSsh } from '../../src/supervisor/ssh-process.js';
+import type { LoginTerminal, PtyChild, SpawnPty } from '../../src/supervisor/pty-process.js';
+import type { ChildExit, SpawnSsh } from '../../src/supervisor/ssh-process.js';
 
 /** Let pending promise callbacks run. */
 export const flush = () => new Promise<void>((r) => setImmediate(r));
@@ -61,8 +62,41 @@ export class ManualClock implements Clock {
   }
 }
 
-export class FakeChild implements SshChild {
+/** A login terminal that records what was typed and lets a test show output. */
+export class FakeTerminal implements LoginTerminal {
+  readonly typed: string[] = [];
+  readonly sizes: { cols: number; rows: number }[] = [];
+  private shown = '';
+  private readonly listeners = new Set<(text: string) => void>();
+
+  show(text: string): void {
+    this.shown += text;
+    for (const l of this.listeners) l(text);
+  }
+
+  screen(): string {
+    return this.shown;
+  }
+
+  onData(listener: (text: string) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  write(data: string): void {
+    this.shown = '';
+    this.typed.push(data);
+  }
+
+  resize(cols: number, rows: number): void {
+    this.sizes.push({ cols, rows });
+  }
+}
+
+export class FakeChild implements PtyChild {
   readonly signals: string[] = [];
+  /** Used only when the child was spawned as an interactive one. */
+  readonly terminal = new FakeTerminal();
   readonly exited: Promise<ChildExit>;
   private finish!: (e: ChildExit) => void;
   private done = false;
@@ -100,10 +134,10 @@ export class FakeChild implements SshChild {
 }
 
 /** A spawn that records every child it makes. */
-export function fakeSpawn(clock: ManualClock): { spawn: SpawnSsh; children: FakeChild[] } {
+export function fakeSpawn(clock: ManualClock): { spawn: SpawnSsh & SpawnPty; children: FakeChild[] } {
   const children: FakeChild[] = [];
   let nextPid = 1000;
-  const spawn: SpawnSsh = (_file, args, onLine) => {
+  const spawn: SpawnSsh & SpawnPty = (_file, args, onLine) => {
     const child = new FakeChild(nextPid++, args, clock.now(), onLine);
     children.push(child);
     return child;

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_BACKOFF } from '../../src/supervisor/backoff.js';
 import { classifyExit, startTimeoutFailure } from '../../src/supervisor/classify.js';
-import { initialTunnel, next, publicStatus, type Effect, type Event, type Phase, type Rules, type Tunnel, type World } from '../../src/supervisor/lifecycle.js';
+import { FRESH_PROMPT_MS, initialTunnel, next, publicStatus, type Effect, type Event, type Phase, type Rules, type Tunnel, type World } from '../../src/supervisor/lifecycle.js';
 import { unreachable } from '../../src/unreachable.js';
 
 const T = Date.UTC(2030, 0, 1);
@@ -51,6 +51,7 @@ const EVENTS: Record<string, Event> = {
   'retry-due': { type: 'retry-due', wait: 5 },
   'probe(down)': { type: 'probe-result', wait: 5, ok: false },
   'probe(up)': { type: 'probe-result', wait: 5, ok: true },
+  login: { type: 'login' },
 };
 
 /** The same event for the previous attempt or wait (4): always stale. */
@@ -59,6 +60,7 @@ function stale(ev: Event): Event {
     case 'start':
     case 'stop':
     case 'restart':
+    case 'login':
       return ev;
     case 'spawned':
     case 'established':
@@ -115,6 +117,7 @@ const BATCH_TABLE: Record<string, Record<string, string>> = {
     'retry-due': '=',
     'probe(down)': '=',
     'probe(up)': '=',
+    'login': '=',
   },
   'starting(slot)': {
     'start': '=',
@@ -130,6 +133,7 @@ const BATCH_TABLE: Record<string, Record<string, string>> = {
     'retry-due': '=',
     'probe(down)': '=',
     'probe(up)': '=',
+    'login': '=',
   },
   'starting': {
     'start': '=',
@@ -145,6 +149,7 @@ const BATCH_TABLE: Record<string, Record<string, string>> = {
     'retry-due': '=',
     'probe(down)': '=',
     'probe(up)': '=',
+    'login': '=',
   },
   'starting(ending)': {
     'start': '=',
@@ -160,6 +165,7 @@ const BATCH_TABLE: Record<string, Record<string, string>> = {
     'retry-due': '=',
     'probe(down)': '=',
     'probe(up)': '=',
+    'login': '=',
   },
   'running': {
     'start': '=',
@@ -175,6 +181,7 @@ const BATCH_TABLE: Record<string, Record<string, string>> = {
     'retry-due': '=',
     'probe(down)': '=',
     'probe(up)': '=',
+    'login': '=',
   },
   'backoff': {
     'start': 'starting(slot) cancel spawn announce',
@@ -190,6 +197,7 @@ const BATCH_TABLE: Record<string, Record<string, string>> = {
     'retry-due': 'starting(slot) cancel spawn announce',
     'probe(down)': '= probe',
     'probe(up)': 'starting(slot) cancel spawn announce',
+    'login': '=',
   },
   'backoff(blind)': {
     'start': 'starting(slot) cancel spawn announce',
@@ -205,6 +213,7 @@ const BATCH_TABLE: Record<string, Record<string, string>> = {
     'retry-due': 'starting(slot) cancel spawn announce',
     'probe(down)': '=',
     'probe(up)': '=',
+    'login': '=',
   },
   'failed': {
     'start': 'starting(slot) spawn announce',
@@ -220,6 +229,7 @@ const BATCH_TABLE: Record<string, Record<string, string>> = {
     'retry-due': '=',
     'probe(down)': '=',
     'probe(up)': '=',
+    'login': '=',
   },
   'stopping(stop)': {
     'start': 'stopping(start) announce',
@@ -235,6 +245,7 @@ const BATCH_TABLE: Record<string, Record<string, string>> = {
     'retry-due': '=',
     'probe(down)': '=',
     'probe(up)': '=',
+    'login': '=',
   },
   'stopping(start)': {
     'start': '=',
@@ -250,6 +261,7 @@ const BATCH_TABLE: Record<string, Record<string, string>> = {
     'retry-due': '=',
     'probe(down)': '=',
     'probe(up)': '=',
+    'login': '=',
   },
   'stopping(restart)': {
     'start': '=',
@@ -265,6 +277,7 @@ const BATCH_TABLE: Record<string, Record<string, string>> = {
     'retry-due': '=',
     'probe(down)': '=',
     'probe(up)': '=',
+    'login': '=',
   },
 };
 
@@ -283,6 +296,7 @@ const INTERACTIVE_TABLE: Record<string, Record<string, string>> = {
     'retry-due': '=',
     'probe(down)': '=',
     'probe(up)': '=',
+    'login': 'awaiting_login(slot) spawn announce',
   },
   'awaiting_login(slot)': {
     'start': '=',
@@ -298,6 +312,7 @@ const INTERACTIVE_TABLE: Record<string, Record<string, string>> = {
     'retry-due': '=',
     'probe(down)': '=',
     'probe(up)': '=',
+    'login': '=',
   },
   'awaiting_login': {
     'start': '=',
@@ -313,6 +328,7 @@ const INTERACTIVE_TABLE: Record<string, Record<string, string>> = {
     'retry-due': '=',
     'probe(down)': '=',
     'probe(up)': '=',
+    'login': '=',
   },
   'running': {
     'start': '=',
@@ -328,6 +344,7 @@ const INTERACTIVE_TABLE: Record<string, Record<string, string>> = {
     'retry-due': '=',
     'probe(down)': '=',
     'probe(up)': '=',
+    'login': '=',
   },
   'failed': {
     'start': 'awaiting_login(slot) spawn announce',
@@ -343,6 +360,7 @@ const INTERACTIVE_TABLE: Record<string, Record<string, string>> = {
     'retry-due': '=',
     'probe(down)': '=',
     'probe(up)': '=',
+    'login': 'awaiting_login(slot) spawn announce',
   },
   'stopping(stop)': {
     'start': 'stopping(start) announce',
@@ -358,6 +376,7 @@ const INTERACTIVE_TABLE: Record<string, Record<string, string>> = {
     'retry-due': '=',
     'probe(down)': '=',
     'probe(up)': '=',
+    'login': '=',
   },
   'stopping(start)': {
     'start': '=',
@@ -373,6 +392,7 @@ const INTERACTIVE_TABLE: Record<string, Record<string, string>> = {
     'retry-due': '=',
     'probe(down)': '=',
     'probe(up)': '=',
+    'login': '=',
   },
   'stopping(restart)': {
     'start': '=',
@@ -388,6 +408,7 @@ const INTERACTIVE_TABLE: Record<string, Record<string, string>> = {
     'retry-due': '=',
     'probe(down)': '=',
     'probe(up)': '=',
+    'login': '=',
   },
   'login_needed': {
     'start': 'awaiting_login(slot) spawn announce',
@@ -403,6 +424,7 @@ const INTERACTIVE_TABLE: Record<string, Record<string, string>> = {
     'retry-due': '=',
     'probe(down)': '=',
     'probe(up)': '=',
+    'login': 'awaiting_login(slot) spawn announce',
   },
 };
 
@@ -422,7 +444,7 @@ describe.each([
 
   it.each(Object.keys(table))('%s ignores every event of an attempt or wait that is over', (p) => {
     for (const ev of Object.values(EVENTS)) {
-      if (ev.type === 'start' || ev.type === 'stop' || ev.type === 'restart') continue;
+      if (ev.type === 'start' || ev.type === 'stop' || ev.type === 'restart' || ev.type === 'login') continue;
       const t = tunnelIn(PHASES[p] as Phase);
       expect(next(t, stale(ev), rules, world())).toEqual({ tunnel: t, effects: [] });
     }
@@ -586,6 +608,19 @@ describe('details of the transitions', () => {
       expect(t.lastError).toBe(refused.message);
       expect(effects.filter((e) => e.type === 'spawn')).toEqual([{ type: 'spawn', attempt: 6, mode: 'pty' }]);
       expect(effects.filter((e) => e.type === 'timer' || e.type === 'probe')).toEqual([]);
+    });
+
+    it('a person who comes to a prompt older than a minute gets a fresh ssh; a younger one is kept', () => {
+      const waiting = tunnelIn(PHASES.awaiting_login as Phase);
+      const young = next(waiting, { type: 'login' }, INTERACTIVE, world(T - 5_000 + FRESH_PROMPT_MS - 1));
+      expect(young).toEqual({ tunnel: waiting, effects: [] });
+      const old = next(waiting, { type: 'login' }, INTERACTIVE, world(T - 5_000 + FRESH_PROMPT_MS));
+      expect(old.tunnel.phase).toEqual({ id: 'stopping', attempt: 5, pid: 100, then: 'restart' });
+      expect(publicStatus(old.tunnel.phase, true)).toBe('AUTH_REQUIRED');
+      expect(old.effects.map((e) => e.type)).toEqual(['cancel', 'terminate', 'announce']);
+      const gone = next(old.tunnel, { type: 'exited', attempt: 5, exit: { code: null, signal: 'SIGTERM' }, failure: refused, probe: null }, INTERACTIVE, world(T + FRESH_PROMPT_MS));
+      expect(gone.tunnel.phase).toEqual({ id: 'awaiting_login', attempt: 6, pid: null });
+      expect(gone.effects).toContainEqual({ type: 'spawn', attempt: 6, mode: 'pty' });
     });
 
     it('a restart shows AUTH_REQUIRED, not STOPPED', () => {

@@ -37,7 +37,7 @@ function spec(hash: string, over: Partial<TunnelSpec> = {}): TunnelSpec {
 }
 
 describe('plan', () => {
-  const ctx = { sshBin: '/usr/bin/ssh', sshConfigPath: '/cfg', mode: 'default' as const, knownHostsPath: '/state/known_hosts' };
+  const ctx = { sshBin: '/usr/bin/ssh', sshConfigPath: '/cfg', mode: 'default' as const, knownHostsPath: '/state/known_hosts', loginLogDir: '/state/logins' };
   const host = { ...FALLBACK_HOST_INFO, endpoint: { host: '10.0.0.1', port: 2222 }, knownHostsFiles: ['/home/u/.ssh/known_hosts', '/state/known_hosts'] };
 
   it('lists the state dir known_hosts first, then the host\'s own files, once each', () => {
@@ -51,6 +51,27 @@ describe('plan', () => {
     expect(l).toMatchObject({ file: '/usr/bin/ssh', flag: '-L', localBind: { host: '127.0.0.2', port: 7000 }, remoteBind: null, sshEndpoint: host.endpoint, spacingKey: 'bastion', startTimeoutMs: 15_000 });
     const r = buildPlan(spec('b', { direction: 'local_to_remote', remote_port: ep('0.0.0.0:8000'), ssh_options: { connecttimeout: '3' } }), ctx, host);
     expect(r).toMatchObject({ flag: '-R', localBind: null, remoteBind: '0.0.0.0', startTimeoutMs: 8_000 });
+  });
+});
+
+describe('interactive plan', () => {
+  const ctx = { sshBin: '/usr/bin/ssh', sshConfigPath: '/cfg', mode: 'default' as const, knownHostsPath: '/state/known_hosts', loginLogDir: '/state/logins' };
+  const host = FALLBACK_HOST_INFO;
+
+  it('runs without BatchMode, with its debug lines in its own file, and keeps every other safety option', () => {
+    const p = buildPlan(spec('abcd', { interactive: true }), ctx, host);
+    // Explicit: the daemon's -F file sets BatchMode yes for every host (and jump host).
+    expect(p.args).toContain('BatchMode=no');
+    expect(p.args).not.toContain('BatchMode=yes');
+    expect(p.args.slice(p.args.indexOf('-E'), p.args.indexOf('-E') + 2)).toEqual(['-E', '/state/logins/abcd.log']);
+    for (const o of ['ExitOnForwardFailure=yes', 'StrictHostKeyChecking=accept-new', 'ServerAliveInterval=5', 'ControlMaster=no', 'LogLevel=DEBUG1']) expect(p.args).toContain(o);
+    expect(p.args.indexOf('-E')).toBeLessThan(p.args.indexOf('--'));
+  });
+
+  it('a tunnel that is not interactive keeps BatchMode and writes no debug file', () => {
+    const p = buildPlan(spec('abcd'), ctx, host);
+    expect(p.args).toContain('BatchMode=yes');
+    expect(p.args).not.toContain('-E');
   });
 });
 

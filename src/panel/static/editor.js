@@ -19,7 +19,26 @@ function renderDirections(selected) {
   directionHints(selected);
 }
 
+const HC = { type: 'f-health_check', interval: 'f-hc-interval', failures: 'f-hc-failures', path: 'f-hc-path' };
+
+/** The form's health_check: null for none; undefined when the entry's is not a map (left as written). */
+function healthCheckFields() {
+  if ($('health-check').disabled) return undefined;
+  const out = {};
+  for (const [k, id] of Object.entries(HC)) out[k] = $(id).value.trim();
+  return out.type === '' ? null : out;
+}
+
+function fillHealthCheck(entry) {
+  const hc = (entry && entry.health_check) || { type: '', interval: '', failures: '', path: '' };
+  for (const [k, id] of Object.entries(HC)) $(id).value = hc[k] || '';
+  // A health_check the form cannot read (not a map) is kept as written, never overwritten.
+  $('health-check').disabled = Boolean(entry && !entry.health_check && entry.other_keys.includes('health_check'));
+}
+
 function clearErrors() {
+  $('err-health_check').hidden = true;
+  $('f-health_check').removeAttribute('aria-invalid');
   for (const f of FIELDS) {
     $(`err-${f}`).hidden = true;
     const input = f === 'direction' ? null : $(`f-${f}`);
@@ -71,6 +90,7 @@ export function openEditor(entry) {
   $('editor-title').textContent = entry ? `Edit ${entry.fields.name || 'unnamed'}` : 'Add tunnel';
   $('delete').hidden = !entry;
   fillForm(entry ? entry.fields : { direction: 'remote_to_local' });
+  fillHealthCheck(entry);
   const kept = entry && entry.other_keys.length > 0;
   $('kept-keys').hidden = !kept;
   if (kept) $('kept-keys').textContent = `Also in the file, kept as they are: ${entry.other_keys.join(', ')}.`;
@@ -92,8 +112,10 @@ async function save() {
   clearErrors();
   $('save').disabled = true;
   const body = { version: e.version, fields: formFields(), hash: e.hash };
+  const hc = healthCheckFields();
+  if (hc !== undefined) body.health_check = hc;
   const r = e.index === null
-    ? await api('POST', '/api/tunnels', { version: body.version, fields: body.fields, hash: null })
+    ? await api('POST', '/api/tunnels', { ...body, hash: null })
     : await api('PUT', `/api/tunnels/${e.index}`, body);
   $('save').disabled = false;
   if (r.ok) {

@@ -4,6 +4,7 @@ import { api, messageOf } from './api.js';
 import { $, confirmDialog, h, sentence, toast } from './dom.js';
 import { openEditor } from './editor.js';
 import { STATE_WORDS, state } from './state.js';
+import { openTerminal } from './terminal.js';
 
 function duration(ms) {
   const s = Math.max(0, Math.round(ms / 1000));
@@ -85,9 +86,12 @@ async function loadLogs(hash, pre) {
 function card(entry, stale) {
   const st = stale ? entry.status : statusOf(entry);
   const f = entry.fields;
-  const running = st.status === 'RUNNING' || st.status === 'STARTING' || st.status === 'RETRYING';
+  const running = st.status === 'RUNNING' || st.status === 'STARTING' || st.status === 'RETRYING' || st.status === 'AUTH_REQUIRED';
   const known = Boolean(entry.hash && state.statuses.has(entry.hash));
   const actions = [];
+  if (known && st.status === 'AUTH_REQUIRED') {
+    actions.push(h('button', { class: 'btn btn-small btn-primary', type: 'button', 'data-testid': 'login', onclick: () => openTerminal(entry.hash, f.name || 'unnamed') }, 'Log in'));
+  }
   if (known) {
     actions.push(running
       ? h('button', { class: 'btn btn-small', type: 'button', onclick: () => control('stop', entry) }, 'Stop')
@@ -107,6 +111,7 @@ function card(entry, stale) {
         h('code', { title: 'remote_host' }, f.remote_host),
         statusLine(st),
         entry.hash ? h('code', { title: 'hash' }, entry.hash.slice(0, 8)) : null),
+      st.status === 'AUTH_REQUIRED' ? h('p', { class: 'tunnel-login', 'data-testid': 'login-needed' }, 'Waiting for a person to log in (a password or a one-time code).') : null,
       healthLine(st),
       st.last_error ? h('p', { class: 'tunnel-error', 'data-testid': 'last-error' }, st.last_error) : null),
     h('div', { class: 'tunnel-actions' }, actions),

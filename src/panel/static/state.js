@@ -2,7 +2,7 @@
 
 export const FIELDS = ['name', 'remote_host', 'remote_port', 'local_port', 'direction'];
 export const STATE_WORDS = {
-  RUNNING: 'Running', STARTING: 'Starting', RETRYING: 'Retrying', FAILED: 'Failed', STOPPED: 'Stopped',
+  RUNNING: 'Running', STARTING: 'Starting', RETRYING: 'Retrying', FAILED: 'Failed', STOPPED: 'Stopped', AUTH_REQUIRED: 'Login needed',
   PENDING: 'Pending', UNKNOWN: 'Unknown', NOT_APPLIED: 'Not applied', LEFT_OUT: 'Left out',
 };
 

@@ -1,8 +1,8 @@
-import { checkListenSecurity, isLoopback, parseListen } from '../api/listen.js';
-export { isLoopback, parseListen } from '../api/listen.js';
-import { err, ok, type Result } from '../result.js';
-import { parseTokens } from '../tokens.js';
-import { DIRECTION_MODES, type DirectionMode } from '../tunnel/spec.js';
+import { checkListenSecurity, isLoopback, parseListen } from './api/listen.js';
+export { isLoopback, parseListen } from './api/listen.js';
+import { err, ok, type Result } from './result.js';
+import { apiBaseUrl, apiPortListen, apiTokens, obsoleteWarnings } from './reference-env.js';
+import { DIRECTION_MODES, type DirectionMode } from './tunnel/spec.js';
 
 /**
  * Reading the daemon's settings: each one a flag or an environment variable, the
@@ -26,6 +26,8 @@ export interface DaemonSettings {
   mode: DirectionMode;
   /** Bearer tokens for the TCP control routes; null when none is set. */
   tokens: string[] | null;
+  /** Settings that were set but are not used, each with why and what to do; logged at start. */
+  warnings: string[];
 }
 
 export interface PanelSettings {
@@ -36,12 +38,14 @@ export interface PanelSettings {
   panelToken: string | null;
   sshConfigPath: string | null;
   mode: DirectionMode;
+  warnings: string[];
 }
 
 export interface ProxySettings {
   configPath: string;
   listen: HostPort;
   mode: DirectionMode;
+  warnings: string[];
 }
 
 /** Facts about the account the daemon runs as. */
@@ -77,12 +81,27 @@ function readMode(flags: Flags, env: Env, problems: string[]): DirectionMode {
   return 'default';
 }
 
-function readListen(flags: Flags, env: Env, variable: string, fallback: string, problems: string[]): HostPort {
-  const text = pick(flags, 'listen', env, variable) ?? fallback;
+function readListen(flags: Flags, env: Env, variable: string, fallback: string, problems: string[], compat?: string): HostPort {
+  const given = pick(flags, 'listen', env, variable);
+  const text = given ?? compat ?? fallback;
   const r = parseListen(text);
   if (r.ok) return r.value;
-  problems.push(`--listen / ${variable}: ${r.error}`);
+  problems.push(given === undefined && compat !== undefined ? `API_PORT: ${r.error}` : `--listen / ${variable}: ${r.error}`);
   return { host: '127.0.0.1', port: 0 };
+}
+
+/** The daemon's API address from API_PORT (the reference's setting) when nothing of ours says where. */
+function apiListen(flags: Flags, env: Env, warnings: string[]): string | undefined {
+  return apiPortListen(env, pick(flags, 'listen', env, 'TUNNEL_API_LISTEN') !== undefined, 'TUNNEL_API_LISTEN', warnings);
+}
+
+/**
+ * The panel password rule (SPEC §8), for the settings and for startPanel: off loopback
+ * a password is required. Null when the address may be served.
+ */
+export function panelListenProblem(listen: HostPort, panelToken: string | null): string | null {
+  if (isLoopback(listen.host) || (panelToken !== null && panelToken !== '')) return null;
+  return `refusing to serve the panel on ${listen.host}:${listen.port} without PANEL_TOKEN: anyone who can reach it could edit the tunnels; set PANEL_TOKEN or listen on 127.0.0.1`;
 }
 
 function sshConfig(flags: Flags, env: Env, account: Account): string | null {
@@ -93,8 +112,9 @@ const done = <T>(value: T, problems: string[]): Result<T, string[]> => (problems
 
 export function daemonSettings(flags: Flags, env: Env, account: Account): Result<DaemonSettings, string[]> {
   const problems: string[] = [];
-  const listen = readListen(flags, env, 'TUNNEL_API_LISTEN', DEFAULT_LISTEN, problems);
-  const tokens = parseTokens(env.TUNNEL_API_TOKEN);
+  const warnings = obsoleteWarnings(env);
+  const listen = readListen(flags, env, 'TUNNEL_API_LISTEN', DEFAULT_LISTEN, problems, apiListen(flags, env, warnings));
+  const tokens = apiTokens(env, warnings);
   const secure = checkListenSecurity(listen, tokens);
   if (!secure.ok) problems.push(secure.error);
   const settings: DaemonSettings = {
@@ -106,20 +126,22 @@ export function daemonSettings(flags: Flags, env: Env, account: Account): Result
     stateDir: pick(flags, 'stateDir', env, 'TUNNEL_STATE_DIR') ?? account.defaultStateDir,
     mode: readMode(flags, env, problems),
     tokens,
+    warnings,
   };
   return done(settings, problems);
 }
 
 export function panelSettings(flags: Flags, env: Env, account: Account): Result<PanelSettings, string[]> {
   const problems: string[] = [];
+  const warnings = obsoleteWarnings(env);
   const listen = readListen(flags, env, 'PANEL_LISTEN', DEFAULT_PANEL_LISTEN, problems);
   const panelToken = pick({}, '', env, 'PANEL_TOKEN') ?? null;
-  if (!isLoopback(listen.host) && panelToken === null) {
-    problems.push(
-      `refusing to serve the panel on ${listen.host}:${listen.port} without PANEL_TOKEN: anyone who can reach it could edit the tunnels; set PANEL_TOKEN or listen on 127.0.0.1`,
-    );
-  }
-  const apiUrl = pick(flags, 'api', env, 'TUNNEL_API_URL') ?? DEFAULT_API_URL;
+  const refused = panelListenProblem(listen, panelToken);
+  if (refused !== null) problems.push(refused);
+  const ours = pick(flags, 'api', env, 'TUNNEL_API_URL');
+  const port = apiPortListen(env, false, 'TUNNEL_API_LISTEN', []);
+  const apiUrl = ours ?? apiBaseUrl(env, false, warnings) ?? (port !== undefined ? `http://${port}` : DEFAULT_API_URL);
+  if (ours !== undefined) apiBaseUrl(env, true, warnings);
   if (!URL.canParse(apiUrl) || !/^https?:$/.test(new URL(apiUrl).protocol)) {
     problems.push(`--api / TUNNEL_API_URL: expected an http:// URL such as ${DEFAULT_API_URL}, found ${JSON.stringify(apiUrl)}`);
   }
@@ -127,20 +149,23 @@ export function panelSettings(flags: Flags, env: Env, account: Account): Result<
     listen,
     configPath: pick(flags, 'config', env, 'TUNNEL_CONFIG') ?? DEFAULT_CONFIG,
     apiUrl,
-    apiToken: parseTokens(env.TUNNEL_API_TOKEN)?.[0] ?? null,
+    apiToken: apiTokens(env, warnings)?.[0] ?? null,
     panelToken,
     sshConfigPath: sshConfig(flags, env, account),
     mode: readMode(flags, env, problems),
+    warnings,
   };
   return done(settings, problems);
 }
 
 export function proxySettings(flags: Flags, env: Env): Result<ProxySettings, string[]> {
   const problems: string[] = [];
+  const warnings = obsoleteWarnings(env);
   const settings: ProxySettings = {
     configPath: pick(flags, 'config', env, 'TUNNEL_CONFIG') ?? DEFAULT_CONFIG,
-    listen: readListen(flags, env, 'TUNNEL_API_LISTEN', DEFAULT_LISTEN, problems),
+    listen: readListen(flags, env, 'TUNNEL_API_LISTEN', DEFAULT_LISTEN, problems, apiListen(flags, env, warnings)),
     mode: readMode(flags, env, problems),
+    warnings,
   };
   return done(settings, problems);
 }

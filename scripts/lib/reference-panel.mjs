@@ -1,0 +1,78 @@
+// The reference implementation's web panel (autossh-tunnel-dockerized v2.3.1, a Go
+// server with its static JS), built from its own sources so that the suite can point it
+// at our daemon. Used by tests/e2e/reference-panel.test.ts and scripts/test.
+//
+// Source: REFERENCE_REPO (a clone's path or a git URL; default the GitHub repository),
+// checked out at the tag into REFERENCE_CACHE (default ~/.cache/tunnel-manager/...).
+// Its one dependency, gorilla/websocket, comes from Debian's
+// golang-github-gorilla-websocket-dev when installed (no network needed), else from
+// the Go module proxy.
+import { execFileSync } from 'node:child_process';
+import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+export const REFERENCE_TAG = 'v2.3.1';
+const DEFAULT_REPO = 'https://github.com/Oaklight/autossh-tunnel-dockerized.git';
+const DEBIAN_WEBSOCKET = '/usr/share/gocode/src/github.com/gorilla/websocket';
+
+function run(cmd, args, opts = {}) {
+  try {
+    return execFileSync(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', ...opts });
+  } catch (e) {
+    const out = `${e.stdout ?? ''}${e.stderr ?? ''}`.trim();
+    throw new Error(`${cmd} ${args.join(' ')} failed: ${out || e.message}`, { cause: e });
+  }
+}
+
+/** Where the panel is (its folder, which holds static/ and templates/) and its binary; builds it when missing. */
+export function buildReferencePanel(env = process.env) {
+  const cache = env.REFERENCE_CACHE || join(homedir(), '.cache', 'tunnel-manager', `autossh-tunnel-dockerized-${REFERENCE_TAG}`);
+  const web = join(cache, 'web');
+  const bin = join(web, 'reference-panel');
+  if (existsSync(bin)) return { web, bin };
+
+  if (!existsSync(join(web, 'main.go'))) {
+    const repo = env.REFERENCE_REPO || DEFAULT_REPO;
+    const tmp = `${cache}.tmp-${process.pid}`;
+    rmSync(tmp, { recursive: true, force: true });
+    try {
+      run('git', ['clone', '--quiet', '--depth', '1', '--branch', REFERENCE_TAG, repo, tmp]);
+    } catch (e) {
+      throw new Error(
+        `cannot get the reference implementation ${REFERENCE_TAG} from ${repo}: ${e.message}\n` +
+          'set REFERENCE_REPO to a clone of Oaklight/autossh-tunnel-dockerized (a path works) and run again',
+        { cause: e },
+      );
+    }
+    rmSync(cache, { recursive: true, force: true });
+    renameSync(tmp, cache);
+  }
+
+  try {
+    run('go', ['version']);
+  } catch {
+    throw new Error('Go is not installed: apt-get install -y golang-go golang-github-gorilla-websocket-dev (scripts/test installs them)');
+  }
+  const args = ['build', '-o', bin];
+  const goEnv = { ...process.env, GOFLAGS: '-mod=mod' };
+  if (existsSync(join(DEBIAN_WEBSOCKET, 'go.mod'))) {
+    // The same module from Debian's package, so the build needs no network; go 1.19
+    // (Debian 12) builds this code although its go.mod asks for 1.24.
+    writeFileSync(
+      join(web, 'go.offline.mod'),
+      `module app\n\ngo 1.19\n\nrequire github.com/gorilla/websocket v1.5.3\n\nreplace github.com/gorilla/websocket => ${DEBIAN_WEBSOCKET}\n`,
+    );
+    args.push('-modfile=go.offline.mod');
+    goEnv.GOPROXY = 'off';
+  }
+  args.push('.');
+  run('go', args, { cwd: web, env: goEnv });
+  return { web, bin };
+}
+
+// `node scripts/lib/reference-panel.mjs` builds it and prints where it is.
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { bin } = buildReferencePanel();
+  console.log(bin);
+}

@@ -1,0 +1,143 @@
+// `tunnel-cli auth <hash>`: the user's terminal on an interactive tunnel's login
+// (SPEC §13), over the daemon's /auth/<hash> WebSocket. The daemon starts the tunnel
+// if it is stopped. Ctrl-C detaches (the login goes on and can be resumed); every
+// other key goes to ssh.
+import WebSocket from 'ws';
+import type { ApiErrorBody, TerminalClientMessage, TerminalServerMessage } from '../api/types.js';
+import { EXIT } from './commands.js';
+import { describeTarget, type Target } from './target.js';
+
+/** Ctrl-C: leaves the terminal; a password prompt needs no interrupt key. */
+export const DETACH_KEY = '\x03';
+
+/** The user's terminal, passed in by main. */
+export interface TerminalIo {
+  input: NodeJS.ReadableStream;
+  output(data: Buffer): void;
+  /** One line for the user (stderr). */
+  say(text: string): void;
+  /** Raw mode on a terminal (each key at once, no local echo); false when stdin is not one. */
+  setRaw(raw: boolean): boolean;
+  size(): { cols: number; rows: number } | null;
+  onResize(listener: () => void): () => void;
+}
+
+function urlFor(target: Target, hash: string): { url: string; headers: Record<string, string> } {
+  const path = `/auth/${encodeURIComponent(hash)}`;
+  if (target.kind === 'socket') return { url: `ws+unix://${target.path}:${path}`, headers: {} };
+  const base = new URL(target.url.href.endsWith('/') ? target.url.href : `${target.url.href}/`);
+  base.protocol = base.protocol === 'https:' ? 'wss:' : 'ws:';
+  const url = new URL(path.replace(/^\//, ''), base);
+  return { url: url.href, headers: target.token !== null ? { authorization: `Bearer ${target.token}` } : {} };
+}
+
+function errorMessage(status: number, body: string): { code: string; message: string } {
+  try {
+    const e = (JSON.parse(body) as ApiErrorBody).error;
+    if (typeof e?.message === 'string') return { code: e.code, message: e.message };
+  } catch {
+    // Not the daemon's JSON: shown as it came.
+  }
+  return { code: 'http', message: `the daemon answered ${status}${body ? `: ${body.slice(0, 200)}` : ''}` };
+}
+
+/** Attaches, and resolves with the exit code once the login ended, failed, or the user detached. */
+export function runAuth(hash: string, target: Target, io: TerminalIo): Promise<number> {
+  const { url, headers } = urlFor(target, hash);
+  // In raw mode a bare \n does not return to the first column.
+  let raw = false;
+  const say = (text: string) => io.say(raw ? `\r\n${text}\r\n` : `${text}\n`);
+
+  return new Promise((resolve) => {
+    const ws = new WebSocket(url, { headers, maxPayload: 1024 * 1024 });
+    let settled = false;
+    const cleanups: (() => void)[] = [];
+    const finish = (code: number, text: string | null) => {
+      if (settled) return;
+      settled = true;
+      for (const c of cleanups.splice(0)) c();
+      if (text !== null) say(text);
+      if (raw) io.setRaw(false);
+      raw = false;
+      ws.close();
+      resolve(code);
+    };
+
+    ws.on('unexpected-response', (_req, res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (body += d));
+      res.on('end', () => {
+        const e = errorMessage(res.statusCode ?? 0, body);
+        if (e.code === 'already_running') return finish(EXIT.ok, `tunnel-cli: ${e.message}`);
+        const hint = res.statusCode === 401 ? ' (pass --token or set TUNNEL_API_TOKEN)' : '';
+        finish(EXIT.failed, `tunnel-cli: ${e.message}${hint}`);
+      });
+    });
+    ws.on('error', (e: NodeJS.ErrnoException) => {
+      const why = e.code === 'ENOENT' ? 'no such socket' : e.code === 'ECONNREFUSED' ? 'connection refused' : e.message;
+      finish(EXIT.unreachable, `tunnel-cli: cannot reach the daemon at ${describeTarget(target)}: ${why}; is the daemon running?`);
+    });
+
+    const sendSize = () => {
+      const s = io.size();
+      if (s !== null && ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type: 'resize', ...s } satisfies TerminalClientMessage));
+    };
+
+    ws.on('open', () => {
+      const onKeys = (chunk: Buffer | string) => {
+        const text = typeof chunk === 'string' ? chunk : chunk.toString('utf8');
+        const at = text.indexOf(DETACH_KEY);
+        const before = at === -1 ? text : text.slice(0, at);
+        if (before !== '') ws.send(Buffer.from(before, 'utf8'));
+        if (at !== -1) finish(EXIT.failed, `tunnel-cli: detached; the login still waits: run tunnel-cli auth ${hash} to go on`);
+      };
+      io.input.on('data', onKeys);
+      io.input.resume();
+      cleanups.push(() => {
+        io.input.off('data', onKeys);
+        io.input.pause();
+      });
+      cleanups.push(io.onResize(sendSize));
+      sendSize();
+    });
+
+    ws.on('message', (data: WebSocket.RawData, isBinary: boolean) => {
+      const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+      if (isBinary) {
+        io.output(bytes);
+        return;
+      }
+      let m: TerminalServerMessage;
+      try {
+        m = JSON.parse(bytes.toString('utf8')) as TerminalServerMessage;
+      } catch {
+        return;
+      }
+      switch (m.type) {
+        case 'attached':
+          say(`tunnel-cli: attached to the login of ${m.name} (${m.hash.slice(0, 8)}); answer ssh's prompts, Ctrl-C detaches`);
+          raw = io.setRaw(true);
+          return;
+        case 'end':
+          switch (m.status) {
+            case 'RUNNING':
+              return finish(EXIT.ok, `tunnel-cli: logged in; the tunnel is RUNNING`);
+            case 'FAILED':
+              return finish(EXIT.failed, `tunnel-cli: the login failed: ${m.message ?? 'no reason given'}`);
+            case 'STOPPED':
+              return finish(EXIT.failed, `tunnel-cli: the tunnel was stopped during the login`);
+            case 'AUTH_REQUIRED':
+              return finish(EXIT.failed, `tunnel-cli: the login failed: ${m.message ?? 'ssh exited'}; run tunnel-cli auth ${hash} to try again`);
+            default: {
+              const never: never = m.status;
+              return never;
+            }
+          }
+        default:
+          return;
+      }
+    });
+    ws.on('close', () => finish(EXIT.failed, 'tunnel-cli: the daemon closed the terminal before the login ended'));
+  });
+}
