@@ -25,7 +25,7 @@ const BROWSER_GLOBALS = Object.fromEntries(
   ].map((name) => [name, 'readonly']),
 );
 
-const SRC_FOLDERS = ['tunnel', 'config', 'config-edit', 'supervisor', 'check', 'api', 'daemon', 'panel', 'cli', 'proxy'];
+const SRC_FOLDERS = ['tunnel', 'config', 'config-edit', 'ssh-config', 'supervisor', 'check', 'api', 'daemon', 'panel', 'cli', 'proxy'];
 
 /**
  * One `files` block per folder of src/: the folders (and main.ts) it may not import.
@@ -95,8 +95,10 @@ export default defineConfig(
   },
   layer('tunnel', others('tunnel')),
   layer('config', others('config', 'tunnel')),
-  layer('supervisor', others('supervisor', 'config', 'tunnel')),
-  layer('check', others('check', 'config', 'tunnel')),
+  // What ssh makes of the user's ssh config (ssh -G, the daemon's own -F file): beside config and tunnel.
+  layer('ssh-config', others('ssh-config')),
+  layer('supervisor', others('supervisor', 'config', 'tunnel', 'ssh-config')),
+  layer('check', others('check', 'config', 'tunnel', 'ssh-config')),
   // Editing the config file, shared by the panel and the daemon's /config routes.
   layer('config-edit', others('config-edit', 'config', 'tunnel')),
   layer('api', others('api', 'config', 'config-edit', 'tunnel', 'supervisor')),

@@ -10,6 +10,8 @@ import { remoteListenClashes } from './remote-listens.js';
 import { checkSshDir, showPathUnder } from './ssh-dir.js';
 import { checkStateDir } from './state-dir.js';
 import { checkTunnelHost } from './tunnel-host.js';
+import { forwardFlag } from '../tunnel/ssh-args.js';
+import { checkTarget } from '../tunnel/check-target.js';
 import { unreachable } from '../unreachable.js';
 
 export type { CheckProblem, CheckReport, TunnelResolution } from './report.js';
@@ -57,6 +59,7 @@ export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
   const agentSocket = opts.agentSocket !== undefined ? opts.agentSocket : (process.env.SSH_AUTH_SOCK || null);
   const problems: CheckProblem[] = [];
   const notes: string[] = [];
+  const warnings: CheckProblem[] = [];
 
   const sshDir = opts.sshConfigPath !== null ? dirname(opts.sshConfigPath) : join(home, '.ssh');
   const show = showPathUnder(sshDir, opts.hostSshDir);
@@ -65,7 +68,9 @@ export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
     notes.push(`no SSH config file and no ${sshDir}: ssh uses its defaults and the agent`);
     shownSshDir = null;
   } else {
-    problems.push(...(await checkSshDir(sshDir, opts.sshConfigPath, uid, show)));
+    const found = await checkSshDir(sshDir, opts.sshConfigPath, uid, show);
+    problems.push(...found.refused);
+    warnings.push(...found.warned);
   }
 
   const load = await loadConfigFile(opts.configPath, { mode: opts.mode ?? 'default' });
@@ -103,6 +108,11 @@ export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
         if (r.resolution !== null) tunnels.push(r.resolution);
         problems.push(...r.problems);
         notes.push(...r.notes);
+        // The same rule the daemon uses for where a health_check connects.
+        const flag = forwardFlag(t.direction, opts.mode ?? 'default');
+        if (t.health_check !== undefined && r.info !== null && checkTarget(t, flag, r.info.endpoint) === null) {
+          notes.push(`tunnel "${t.name}": its health_check will not run: the daemon cannot reach the listening side of this ${flag} forward (a -R bound to loopback on the server, or a server behind a proxy); bind it to an address the daemon reaches, or drop the check`);
+        }
       }
       problems.push(...remoteListenClashes(load.config.tunnels, tunnels, opts.mode ?? 'default'));
       break;
@@ -124,6 +134,7 @@ export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
     stateDir: opts.stateDir,
     tunnels,
     notes,
+    warnings,
     problems,
   };
 }

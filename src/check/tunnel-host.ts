@@ -3,9 +3,9 @@ import { constants, type Stats } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import type { CheckProblem, TunnelResolution } from './report.js';
-import { shellQuote } from './rules.js';
+import { shellQuote, unprotectedKeyProblem } from './rules.js';
 import { sshConfigReader } from '../ssh-config/read.js';
-import { first } from '../ssh-config/settings.js';
+import { first, type HostInfo } from '../ssh-config/settings.js';
 import { expandIdentityPath, isDefaultIdentity } from './identity.js';
 
 /** What checking one tunnel's host needs to know about the machine. */
@@ -67,11 +67,11 @@ async function resolves(hostname: string): Promise<boolean> {
 export async function checkTunnelHost(
   t: TunnelRef,
   ctx: HostCheckContext,
-): Promise<{ resolution: TunnelResolution | null; problems: CheckProblem[]; notes: string[] }> {
+): Promise<{ resolution: TunnelResolution | null; info: HostInfo | null; problems: CheckProblem[]; notes: string[] }> {
   const where = `tunnel "${t.name}" (remote_host ${t.remote_host})`;
   // The same ssh -G the daemon reads, with the tunnel's own options: what ssh will really use.
   const read = await sshConfigReader(ctx.sshBin, ctx.sshConfigPath)({ host: t.remote_host, options: t.ssh_options });
-  if (!read.ok) return { resolution: null, problems: [{ where, what: `ssh -G failed: ${read.error}`, fix: null }], notes: [] };
+  if (!read.ok) return { resolution: null, info: null, problems: [{ where, what: `ssh -G failed: ${read.error}`, fix: null }], notes: [] };
   const s = read.value.settings;
   const hostname = read.value.info.hostname ?? t.remote_host;
   const user = read.value.info.user ?? ctx.localUser;
@@ -130,13 +130,8 @@ export async function checkTunnelHost(
       });
     }
     const inSshDir = ctx.sshDir !== null && path.startsWith(`${ctx.sshDir.replace(/\/+$/, '')}/`);
-    if (!inSshDir && (st.mode & 0o077) !== 0) {
-      problems.push({
-        where: path,
-        what: `mode is ${(st.mode & 0o7777).toString(8)}, must be 600 (private keys and the SSH config are for the owner only)`,
-        fix: `chmod 600 ${shellQuote(path)}`,
-      });
-    }
+    // ssh refuses a key of ours that others can read (one of another owner it only cannot read: above).
+    if (!inSshDir && (st.mode & 0o077) !== 0 && st.uid === ctx.uid) problems.push(unprotectedKeyProblem(path, st.mode));
   }
   if (!identities.some((i) => i.usable) && !agent) {
     const key = `${ctx.home}/.ssh/id_ed25519`;
@@ -150,6 +145,7 @@ export async function checkTunnelHost(
     });
   }
   return {
+    info: read.value.info,
     resolution: { name: t.name, hash: t.hash, remote_host: t.remote_host, hostname, user, port, identities, agent },
     problems,
     notes,

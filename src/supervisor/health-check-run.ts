@@ -3,13 +3,10 @@
 // once); `http` sends a request and takes any answer as a pass.
 import http from 'node:http';
 import net from 'node:net';
+import type { CheckTarget } from '../tunnel/check-target.js';
 import type { HealthCheck } from '../tunnel/spec.js';
 
-/** The listening side of the forward, as reached from the daemon. */
-export interface CheckTarget {
-  host: string;
-  port: number;
-}
+export type { CheckTarget };
 
 export interface CheckResult {
   ok: boolean;

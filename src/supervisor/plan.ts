@@ -2,7 +2,7 @@
 // needs: the argv, where to probe, how long a start may take.
 import type { DirectionMode, TunnelSpec } from '../tunnel/spec.js';
 import { forwardSpec, sshArgs, SSH_DEFAULTS } from '../tunnel/ssh-args.js';
-import type { CheckTarget } from './health-check-run.js';
+import { checkTarget } from '../tunnel/check-target.js';
 import type { TunnelPlan } from './runner.js';
 import { spacingKey } from './spacing.js';
 import type { HostInfo } from '../ssh-config/settings.js';
@@ -38,24 +38,6 @@ export function knownHostsList(ours: string, host: HostInfo): string[] {
   return [ours, ...host.knownHostsFiles.filter((f) => f !== ours)];
 }
 
-const WILDCARD: Record<string, string> = { '0.0.0.0': '127.0.0.1', '::': '::1', '*': '127.0.0.1', '': '127.0.0.1' };
-const isLoopback = (h: string) => h === 'localhost' || h === '::1' || /^127\./.test(h);
-
-/**
- * Where a health_check connects through the forward: our listening address for -L;
- * for -R, the server's side when it listens beyond loopback and we reach the server
- * directly (a loopback bind on the server is out of our reach: null).
- */
-export function checkTarget(spec: TunnelSpec, flag: '-L' | '-R', host: HostInfo): CheckTarget | null {
-  if (flag === '-L') {
-    const bind = spec.local_port.host ?? '127.0.0.1';
-    return { host: WILDCARD[bind] ?? bind, port: spec.local_port.port };
-  }
-  const bind = spec.remote_port.host;
-  if (bind === null || isLoopback(bind) || host.endpoint === null) return null;
-  return { host: bind in WILDCARD ? host.endpoint.host : bind, port: spec.remote_port.port };
-}
-
 export function buildPlan(spec: TunnelSpec, ctx: PlanContext, host: HostInfo): TunnelPlan {
   const { flag } = forwardSpec(spec, ctx.mode);
   const args = sshArgs({
@@ -77,6 +59,6 @@ export function buildPlan(spec: TunnelSpec, ctx: PlanContext, host: HostInfo): T
     localBind: flag === '-L' ? { host: spec.local_port.host ?? '127.0.0.1', port: spec.local_port.port } : null,
     spacingKey: spacingKey(spec.remote_host),
     startTimeoutMs: startTimeoutS * 1000,
-    checkTarget: checkTarget(spec, flag, host),
+    checkTarget: checkTarget(spec, flag, host.endpoint),
   };
 }
