@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_BACKOFF } from '../../src/supervisor/backoff.js';
 import type { ProbeTarget } from '../../src/supervisor/probe.js';
 import { Runner, type RunnerDeps, type TunnelPlan } from '../../src/supervisor/runner.js';
+import { FRESH_PROMPT_MS } from '../../src/supervisor/lifecycle.js';
 import { SpawnSpacer } from '../../src/supervisor/spacing.js';
+import type { LoginOutcome, TerminalSink } from '../../src/supervisor/types.js';
 import { parseEndpoint } from '../../src/tunnel/endpoint.js';
 import type { TunnelSpec } from '../../src/tunnel/spec.js';
 import type { StatusRecord } from '../../src/tunnel/status.js';
@@ -561,5 +563,92 @@ describe('ssh output', () => {
       ['t-hash', 'debug1: channel 3: new direct-tcpip'],
       ['t-hash', 'channel 3: open failed: connect failed: Connection refused'],
     ]);
+  });
+});
+
+describe('a person\'s terminal on an interactive login', () => {
+  function loginHarness() {
+    const h = harness();
+    const pty = fakeSpawn(h.clock);
+    const p = plan({}, 'i');
+    const r = new Runner({ ...p, spec: { ...p.spec, interactive: true } }, { ...h.deps, spawnPty: pty.spawn });
+    return { h, r, ptys: pty.children };
+  }
+  function sink() {
+    const out: string[] = [];
+    const ends: LoginOutcome[] = [];
+    return { out, ends, sink: { output: (t: string) => out.push(t), end: (o: LoginOutcome) => ends.push(o) } satisfies TerminalSink };
+  }
+
+  it('attaching starts a stopped tunnel, shows the prompt, passes keys, and ends the session once RUNNING', async () => {
+    const { h, r, ptys } = loginHarness();
+    const s = sink();
+    const a = r.attach(s.sink);
+    if (!a.ok) throw new Error(a.error.message);
+    await h.clock.advance(0);
+    expect(r.status().status).toBe('AUTH_REQUIRED');
+    const term = last(ptys).terminal;
+    term.show('Verification code: ');
+    expect(s.out).toEqual(['Verification code: ']);
+    a.value.resize(120, 40);
+    a.value.input('123456\r');
+    expect(term.typed).toEqual(['123456\r']);
+    expect(term.sizes).toEqual([{ cols: 120, rows: 40 }]);
+    last(ptys).say(ESTABLISHED_L);
+    expect(s.ends).toEqual([{ status: 'RUNNING', message: null }]);
+    // The code typed never reached the tunnel's log.
+    expect(r.logs().join('\n')).not.toContain('123456');
+    expect(r.attach(sink().sink)).toMatchObject({ ok: false, error: { reason: 'running' } });
+  });
+
+  it('one terminal at a time; a detached one lets the next in, which sees the prompt again', async () => {
+    const { h, r, ptys } = loginHarness();
+    r.start({ restart: false });
+    await h.clock.advance(0);
+    last(ptys).terminal.show('Verification code: ');
+    const first = r.attach(sink().sink);
+    expect(r.attach(sink().sink)).toMatchObject({ ok: false, error: { reason: 'busy' } });
+    if (!first.ok) throw new Error(first.error.message);
+    first.value.detach();
+    first.value.input('ignored after detach');
+    expect(last(ptys).terminal.typed).toEqual([]);
+    const second = sink();
+    expect(r.attach(second.sink).ok).toBe(true);
+    expect(second.out).toEqual(['Verification code: ']);
+    expect(ptys).toHaveLength(1);
+  });
+
+  it('a prompt older than a minute is replaced by a fresh ssh while the person stays attached', async () => {
+    const { h, r, ptys } = loginHarness();
+    r.start({ restart: false });
+    await h.clock.advance(0);
+    const old = last(ptys);
+    await h.clock.advance(FRESH_PROMPT_MS);
+    const s = sink();
+    expect(r.attach(s.sink).ok).toBe(true);
+    await h.clock.advance(0);
+    expect(old.signals).toContain('SIGTERM');
+    expect(old.gone).toBe(true);
+    expect(ptys).toHaveLength(2);
+    expect(r.status()).toMatchObject({ status: 'AUTH_REQUIRED', pid: last(ptys).pid });
+    last(ptys).terminal.show('Verification code: ');
+    expect(s.out).toEqual(['Verification code: ']);
+    expect(s.ends).toEqual([]);
+  });
+
+  it('a refused login ends the session as FAILED with the reason; a stop ends it as STOPPED', async () => {
+    const { h, r, ptys } = loginHarness();
+    const s = sink();
+    r.attach(s.sink);
+    await h.clock.advance(0);
+    last(ptys).say('user@bastion: Permission denied (keyboard-interactive).');
+    last(ptys).exit(255);
+    await h.clock.advance(0);
+    expect(s.ends).toEqual([{ status: 'FAILED', message: 'authentication failed: user@bastion: Permission denied (keyboard-interactive).' }]);
+    const t = sink();
+    r.attach(t.sink);
+    await h.clock.advance(0);
+    await r.stop();
+    expect(t.ends).toEqual([{ status: 'STOPPED', message: 'the tunnel was stopped' }]);
   });
 });
