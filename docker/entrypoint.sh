@@ -57,8 +57,16 @@ check_id() {
   esac
   [ "${#2}" -le 10 ] || die 2 "$1 is out of range, got '$2'"
 }
-PUID=${PUID:-}
-PGID=${PGID:-}
+# Unset, they default to 1000 as in autossh-tunnel-dockerized, with a word: the right
+# value is the host user's, and 1000 is only a guess.
+if [ -z "${PUID:-}" ]; then
+  warn "PUID is not set: using 1000 (the default of autossh-tunnel-dockerized); set PUID to the uid that owns the SSH directory (run 'id -u' on the host)"
+  PUID=1000
+fi
+if [ -z "${PGID:-}" ]; then
+  warn "PGID is not set: using 1000 (the default of autossh-tunnel-dockerized); set PGID to that user's group (run 'id -g' on the host)"
+  PGID=1000
+fi
 check_id PUID "$PUID" user 'id -u'
 check_id PGID "$PGID" group 'id -g'
 # "01000" and "1000" are the same id (printf %d would read a leading 0 as octal).
@@ -74,7 +82,7 @@ if [ "$(id -u)" -ne 0 ] && [ "$(id -u)" != "$PUID" ]; then
 fi
 
 # Optional secrets set to "" by compose mean "not set".
-for name in TUNNEL_API_TOKEN PANEL_TOKEN; do
+for name in TUNNEL_API_TOKEN API_KEY PANEL_TOKEN; do
   eval "value=\${$name:-}"
   [ -n "$value" ] || unset "$name"
 done
@@ -100,6 +108,9 @@ fi
 
 # --- the SSH directory ------------------------------------------------------
 
+# The rules and sentences of src/check/rules.ts: what ssh itself refuses stops the
+# start (a private key of ours others can read, a config file others can write or
+# another user owns); what it accepts but could be tighter is a warning.
 problems=0
 
 shown() {
@@ -111,6 +122,7 @@ shown() {
 }
 
 report=''
+warnings=''
 nl='
 '
 problem() {
@@ -118,6 +130,9 @@ problem() {
   problems=$((problems + 1))
   report="$report- $1: $2$nl"
   [ -z "$3" ] || report="$report  fix: $3$nl"
+}
+warning() {
+  warnings="$warnings- $1: $2$nl  fix: $3$nl"
 }
 
 # Public keys and known_hosts are not secret: group/other may read them, not write.
@@ -128,22 +143,41 @@ is_public() {
   return 1
 }
 
+is_private_key() {
+  head -c 64 "$1" 2>/dev/null | head -n 1 | grep -Eq '^-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----'
+}
+
+ssh_config_real=$(realpath -m "$SSH_CONFIG" 2>/dev/null || printf '%s' "$SSH_CONFIG")
+
 check_entry() {
   # $1 path, $2 d or f, $3 octal mode, $4 owner uid
   where=$(shown "$1")
   q=$(quote "$where")
+  open=$((0$3 & 077))
   if [ "$2" = d ]; then
-    [ $((0$3 & 077)) -eq 0 ] ||
-      problem "$where" "mode is $3, must be 700 (no access for group or others)" "chmod 700 $q"
+    [ "$open" -eq 0 ] || warning "$where" "mode is $3; ssh accepts it, 700 keeps the folder private" "chmod 700 $q"
+  elif [ "$(realpath -m "$1" 2>/dev/null || printf '%s' "$1")" = "$ssh_config_real" ]; then
+    if [ $((0$3 & 022)) -ne 0 ]; then
+      problem "$where" "mode is $3: ssh refuses a config file that group or others can write" "chmod 600 $q"
+    elif [ "$open" -ne 0 ]; then
+      warning "$where" "mode is $3; ssh accepts it, 600 keeps it private" "chmod 600 $q"
+    fi
+    if [ "$4" != "$PUID" ] && [ "$4" != 0 ]; then
+      problem "$where" "owned by uid $4: ssh refuses a config file owned by another user than uid $PUID or root" "sudo chown $PUID $q"
+      return
+    fi
   elif is_public "$1"; then
     [ $((0$3 & 022)) -eq 0 ] ||
-      problem "$where" "mode is $3, must not be writable by group or others (644 is fine for public keys and known_hosts)" "chmod 644 $q"
+      warning "$where" "mode is $3; ssh accepts it, but others should not write it (644 is fine for public keys and known_hosts)" "chmod 644 $q"
+  elif is_private_key "$1"; then
+    if [ "$open" -ne 0 ] && [ "$4" = "$PUID" ]; then
+      problem "$where" "mode is $3: ssh refuses a private key that group or others can read" "chmod 600 $q"
+    fi
   else
-    [ $((0$3 & 077)) -eq 0 ] ||
-      problem "$where" "mode is $3, must be 600 (private keys and the SSH config are for the owner only)" "chmod 600 $q"
+    [ "$open" -eq 0 ] || warning "$where" "mode is $3; ssh accepts it, 600 keeps it private" "chmod 600 $q"
   fi
   [ "$4" = "$PUID" ] ||
-    problem "$where" "owned by uid $4, must be owned by uid $PUID (the user tunnel-manager runs as)" "sudo chown $PUID $q"
+    warning "$where" "owned by uid $4, not by uid $PUID (the user tunnel-manager runs as)" "sudo chown $PUID $q"
 }
 
 check_ssh_dir() {
@@ -174,9 +208,12 @@ LISTING
 
 if [ "$mode" = serve ]; then
   check_ssh_dir
+  if [ -n "$warnings" ]; then
+    printf '%s: warning: the SSH directory %s works (ssh accepts these); to make it private, run on the host:\n%s' "$prog" "$ssh_dir_shown" "$warnings" >&2
+  fi
   if [ "$problems" -gt 0 ]; then
     {
-      printf '%s: the SSH directory %s is not usable; run on the host:\n' "$prog" "$ssh_dir_shown"
+      printf '%s: the SSH directory %s is not usable (ssh refuses these); run on the host:\n' "$prog" "$ssh_dir_shown"
       printf '%s' "$report"
       owners=$(find -L "$SSH_DIR" -maxdepth 0 -printf '%U\n' 2>/dev/null || true)
       if [ -n "$owners" ] && [ "$owners" != "$PUID" ]; then

@@ -11,10 +11,12 @@
  */
 import { existsSync } from 'node:fs';
 import { homedir, userInfo } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { cac } from 'cac';
 import { defaultSocketPath, defaultStateDir } from './api/paths.js';
 import { checkExitCode, formatReport, runChecks } from './check/index.js';
+import { formatProblem } from './check/report.js';
+import { checkSshDir, showPathUnder } from './check/ssh-dir.js';
 import { loadConfigFile } from './config/load.js';
 import { watchConfig } from './config/watch.js';
 import { runMigrate } from './migrate/index.js';
@@ -106,9 +108,25 @@ function onShutdown(close: () => Promise<void>): void {
   });
 }
 
+/**
+ * The SSH directory, as `check` and the container's entrypoint judge it: what ssh
+ * itself refuses stops the start with the fix; what it accepts is logged with the fix.
+ */
+async function sshDirUsable(sshConfigPath: string | null): Promise<boolean> {
+  if (sshConfigPath === null) return true;
+  const dir = dirname(sshConfigPath);
+  const found = await checkSshDir(dir, sshConfigPath, process.getuid?.() ?? 0, showPathUnder(dir, undefined));
+  for (const w of found.warned) log({ event: 'ssh_dir_warning', where: w.where, warning: w.what, fix: w.fix });
+  if (found.refused.length === 0) return true;
+  process.stderr.write(`tunnel-manager: the SSH directory ${dir} is not usable (ssh refuses these):\n${found.refused.map(formatProblem).join('\n')}\n`);
+  process.exitCode = 1;
+  return false;
+}
+
 async function serve(flags: Flags): Promise<void> {
   const settings = settingsOrExit(daemonSettings(flags, process.env, account()));
   if (!settings) return;
+  if (!(await sshDirUsable(settings.sshConfigPath))) return;
   try {
     const daemon = await startDaemon(settings, log, process.env);
     onShutdown(daemon.close);

@@ -59,6 +59,7 @@ export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
   const agentSocket = opts.agentSocket !== undefined ? opts.agentSocket : (process.env.SSH_AUTH_SOCK || null);
   const problems: CheckProblem[] = [];
   const notes: string[] = [];
+  const warnings: CheckProblem[] = [];
 
   const sshDir = opts.sshConfigPath !== null ? dirname(opts.sshConfigPath) : join(home, '.ssh');
   const show = showPathUnder(sshDir, opts.hostSshDir);
@@ -67,7 +68,9 @@ export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
     notes.push(`no SSH config file and no ${sshDir}: ssh uses its defaults and the agent`);
     shownSshDir = null;
   } else {
-    problems.push(...(await checkSshDir(sshDir, opts.sshConfigPath, uid, show)));
+    const found = await checkSshDir(sshDir, opts.sshConfigPath, uid, show);
+    problems.push(...found.refused);
+    warnings.push(...found.warned);
   }
 
   const load = await loadConfigFile(opts.configPath, { mode: opts.mode ?? 'default' });
@@ -131,6 +134,7 @@ export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
     stateDir: opts.stateDir,
     tunnels,
     notes,
+    warnings,
     problems,
   };
 }

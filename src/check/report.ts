@@ -32,6 +32,8 @@ export interface CheckReport {
   tunnels: TunnelResolution[];
   /** Things worth knowing that are not problems (decisions the check made, warnings). */
   notes: string[];
+  /** What ssh accepts but could be tighter (a 755 SSH folder, a 644 config), each with its fix; not counted as problems. */
+  warnings: CheckProblem[];
   problems: CheckProblem[];
 }
 
@@ -70,6 +72,9 @@ export function formatReport(report: CheckReport): string {
   }
   if (report.notes.length > 0) {
     lines.push('', 'notes:', ...report.notes.map((n) => `  ${n}`));
+  }
+  if (report.warnings.length > 0) {
+    lines.push('', `${plural(report.warnings.length, 'warning')} (ssh accepts these; the fix makes them private):`, ...report.warnings.map(formatProblem));
   }
   lines.push('');
   if (report.problems.length === 0) {

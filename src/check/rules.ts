@@ -3,9 +3,27 @@ import type { CheckProblem } from './report.js';
 // The permission rules for the SSH directory and their wording. docker/entrypoint.sh
 // applies the same rules with the same sentences; change both together.
 //
-// Chosen rules: every folder 700 and every private file (keys, the config) 600 —
-// no group or other bits at all; public keys, known_hosts and authorized_keys may be
-// read by others (644) but not written. Everything owned by the uid the daemon runs as.
+// Refused (ssh itself refuses these, so no tunnel could work): a private key of ours
+// that group or others may read ("UNPROTECTED PRIVATE KEY FILE"), and an SSH config
+// file that group or others may write, or that belongs to another user than us or
+// root ("Bad owner or permissions"). Everything ssh accepts but that is looser than
+// it need be (a 755 folder, a 644 config, a public key others may write, files of
+// another owner) is a warning with the command that tightens it.
+
+/** What ssh refuses (`refused`) and what it accepts but could be tighter (`warned`). */
+export interface Findings {
+  refused: CheckProblem[];
+  warned: CheckProblem[];
+}
+
+/** A private key ssh will not use, with the fix; shared with the check of keys outside the SSH directory. */
+export function unprotectedKeyProblem(shown: string, mode: number): CheckProblem {
+  return {
+    where: shown,
+    what: `mode is ${octal(mode)}: ssh refuses a private key that group or others can read`,
+    fix: `chmod 600 ${shellQuote(shown)}`,
+  };
+}
 
 /** Names that hold nothing secret: others may read them. */
 export function isPublicFile(path: string): boolean {
@@ -29,42 +47,48 @@ export function octal(mode: number): string {
   return (mode & 0o7777).toString(8);
 }
 
-/** Problems with one entry of the SSH directory (the directory itself included). */
-export function entryProblems(
-  shown: string,
-  kind: 'dir' | 'file',
-  mode: number,
-  owner: number,
-  uid: number,
-): CheckProblem[] {
-  const out: CheckProblem[] = [];
+/** What one entry of the SSH directory (the directory itself included) is. */
+export type EntryKind = 'dir' | 'ssh-config' | 'private-key' | 'public' | 'other';
+
+/** Findings for one entry of the SSH directory. */
+export function entryFindings(shown: string, kind: EntryKind, mode: number, owner: number, uid: number): Findings {
+  const out: Findings = { refused: [], warned: [] };
   const q = shellQuote(shown);
   const perm = octal(mode);
-  if (kind === 'dir') {
-    if ((mode & 0o077) !== 0) {
-      out.push({ where: shown, what: `mode is ${perm}, must be 700 (no access for group or others)`, fix: `chmod 700 ${q}` });
+  const open = (mode & 0o077) !== 0;
+  switch (kind) {
+    case 'dir':
+      if (open) out.warned.push({ where: shown, what: `mode is ${perm}; ssh accepts it, 700 keeps the folder private`, fix: `chmod 700 ${q}` });
+      break;
+    case 'ssh-config':
+      if ((mode & 0o022) !== 0) {
+        out.refused.push({ where: shown, what: `mode is ${perm}: ssh refuses a config file that group or others can write`, fix: `chmod 600 ${q}` });
+      } else if (open) {
+        out.warned.push({ where: shown, what: `mode is ${perm}; ssh accepts it, 600 keeps it private`, fix: `chmod 600 ${q}` });
+      }
+      if (owner !== uid && owner !== 0) {
+        out.refused.push({ where: shown, what: `owned by uid ${owner}: ssh refuses a config file owned by another user than uid ${uid} or root`, fix: `sudo chown ${uid} ${q}` });
+        return out;
+      }
+      break;
+    case 'private-key':
+      if (open && owner === uid) out.refused.push(unprotectedKeyProblem(shown, mode));
+      break;
+    case 'public':
+      if ((mode & 0o022) !== 0) {
+        out.warned.push({ where: shown, what: `mode is ${perm}; ssh accepts it, but others should not write it (644 is fine for public keys and known_hosts)`, fix: `chmod 644 ${q}` });
+      }
+      break;
+    case 'other':
+      if (open) out.warned.push({ where: shown, what: `mode is ${perm}; ssh accepts it, 600 keeps it private`, fix: `chmod 600 ${q}` });
+      break;
+    default: {
+      const never: never = kind;
+      return never;
     }
-  } else if (isPublicFile(shown)) {
-    if ((mode & 0o022) !== 0) {
-      out.push({
-        where: shown,
-        what: `mode is ${perm}, must not be writable by group or others (644 is fine for public keys and known_hosts)`,
-        fix: `chmod 644 ${q}`,
-      });
-    }
-  } else if ((mode & 0o077) !== 0) {
-    out.push({
-      where: shown,
-      what: `mode is ${perm}, must be 600 (private keys and the SSH config are for the owner only)`,
-      fix: `chmod 600 ${q}`,
-    });
   }
   if (owner !== uid) {
-    out.push({
-      where: shown,
-      what: `owned by uid ${owner}, must be owned by uid ${uid} (the user tunnel-manager runs as)`,
-      fix: `sudo chown ${uid} ${q}`,
-    });
+    out.warned.push({ where: shown, what: `owned by uid ${owner}, not by uid ${uid} (the user tunnel-manager runs as)`, fix: `sudo chown ${uid} ${q}` });
   }
   return out;
 }

@@ -1,8 +1,7 @@
-import { readdir, stat } from 'node:fs/promises';
+import { open, readdir, stat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
-import { join } from 'node:path';
-import type { CheckProblem } from './report.js';
-import { entryProblems, missingDirProblem, missingSshConfigProblem, notADirProblem } from './rules.js';
+import { join, resolve } from 'node:path';
+import { entryFindings, isPublicFile, missingDirProblem, missingSshConfigProblem, notADirProblem, type EntryKind, type Findings } from './rules.js';
 
 /** Maps a real path to the path the user knows (the host's path when run in a container). */
 export type ShowPath = (path: string) => string;
@@ -58,30 +57,50 @@ async function walk(dir: string, seen: Set<string>, out: Entry[]): Promise<void>
   }
 }
 
+/** Whether a file starts like a private key (OpenSSH, PEM or PKCS#8); an unreadable one is not known to be one. */
+async function looksLikePrivateKey(path: string): Promise<boolean> {
+  try {
+    const fh = await open(path, 'r');
+    try {
+      const { buffer, bytesRead } = await fh.read(Buffer.alloc(64), 0, 64, 0);
+      return /^-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/.test(buffer.subarray(0, bytesRead).toString('latin1'));
+    } finally {
+      await fh.close();
+    }
+  } catch {
+    return false;
+  }
+}
+
+async function kindOf(path: string, stats: Stats, configFile: string | null): Promise<EntryKind> {
+  if (stats.isDirectory()) return 'dir';
+  if (configFile !== null && resolve(path) === resolve(configFile)) return 'ssh-config';
+  if (isPublicFile(path)) return 'public';
+  return (await looksLikePrivateKey(path)) ? 'private-key' : 'other';
+}
+
 /**
- * Checks the SSH directory: it exists, it and every folder in it are 700, private
- * files 600, public ones not writable by others, all owned by `uid`; and the SSH
- * config file exists when `configFile` is given.
+ * Checks the SSH directory: what ssh itself refuses (a private key of ours others can
+ * read, a config file others can write or another user owns) is `refused`; what it
+ * accepts but is looser than need be (a 755 folder, a 644 config) is `warned`; a missing
+ * folder, or a missing SSH config file when `configFile` is given, is refused.
  */
-export async function checkSshDir(
-  dir: string,
-  configFile: string | null,
-  uid: number,
-  show: ShowPath,
-): Promise<CheckProblem[]> {
+export async function checkSshDir(dir: string, configFile: string | null, uid: number, show: ShowPath): Promise<Findings> {
   const top = await statOrNull(dir);
-  if (top === null) return [missingDirProblem(show(dir))];
-  if (!top.isDirectory()) return [notADirProblem(show(dir))];
-  const problems = entryProblems(show(dir), 'dir', top.mode, top.uid, uid);
+  if (top === null) return { refused: [missingDirProblem(show(dir))], warned: [] };
+  if (!top.isDirectory()) return { refused: [notADirProblem(show(dir))], warned: [] };
+  const found: Findings = entryFindings(show(dir), 'dir', top.mode, top.uid, uid);
   const entries: Entry[] = [];
   await walk(dir, new Set([`${top.dev}:${top.ino}`]), entries);
   entries.sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)));
   for (const e of entries) {
-    problems.push(...entryProblems(show(e.path), e.stats.isDirectory() ? 'dir' : 'file', e.stats.mode, e.stats.uid, uid));
+    const f = entryFindings(show(e.path), await kindOf(e.path, e.stats, configFile), e.stats.mode, e.stats.uid, uid);
+    found.refused.push(...f.refused);
+    found.warned.push(...f.warned);
   }
   if (configFile !== null) {
     const cfg = await statOrNull(configFile);
-    if (cfg === null || !cfg.isFile()) problems.push(missingSshConfigProblem(show(configFile)));
+    if (cfg === null || !cfg.isFile()) found.refused.push(missingSshConfigProblem(show(configFile)));
   }
-  return problems;
+  return found;
 }

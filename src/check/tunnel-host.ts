@@ -3,7 +3,7 @@ import { constants, type Stats } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import type { CheckProblem, TunnelResolution } from './report.js';
-import { shellQuote } from './rules.js';
+import { shellQuote, unprotectedKeyProblem } from './rules.js';
 import { sshConfigReader } from '../ssh-config/read.js';
 import { first, type HostInfo } from '../ssh-config/settings.js';
 import { expandIdentityPath, isDefaultIdentity } from './identity.js';
@@ -130,13 +130,8 @@ export async function checkTunnelHost(
       });
     }
     const inSshDir = ctx.sshDir !== null && path.startsWith(`${ctx.sshDir.replace(/\/+$/, '')}/`);
-    if (!inSshDir && (st.mode & 0o077) !== 0) {
-      problems.push({
-        where: path,
-        what: `mode is ${(st.mode & 0o7777).toString(8)}, must be 600 (private keys and the SSH config are for the owner only)`,
-        fix: `chmod 600 ${shellQuote(path)}`,
-      });
-    }
+    // ssh refuses a key of ours that others can read (one of another owner it only cannot read: above).
+    if (!inSshDir && (st.mode & 0o077) !== 0 && st.uid === ctx.uid) problems.push(unprotectedKeyProblem(path, st.mode));
   }
   if (!identities.some((i) => i.usable) && !agent) {
     const key = `${ctx.home}/.ssh/id_ed25519`;

@@ -79,31 +79,25 @@ describe('runChecks', () => {
     expect(report.notes.join('\n')).toMatch(/tunnel "exposed": its health_check will not run: .*-R forward/);
   });
 
-  it('reports bad modes with the fix commands, the same lines as the entrypoint', async () => {
+  it('refuses what ssh refuses and warns about what it accepts, the same lines as the entrypoint', async () => {
     const fx = await makeFixture(UID);
     fixtures.push(fx);
     await chmod(fx.sshDir, 0o755);
-    await chmod(fx.sshConfig, 0o644);
+    await chmod(fx.sshConfig, 0o664);
     await chmod(fx.key, 0o640);
     await chmod(`${fx.key}.pub`, 0o666);
     await mkdir(join(fx.root, 'state'));
     await chown(join(fx.root, 'state'), UID, UID);
     const report = await run(fx, join(fx.root, 'missing.yaml'), { uid: UID, hostSshDir: '~/.ssh' });
     expect(report.problems).toEqual([
-      { where: '~/.ssh', what: 'mode is 755, must be 700 (no access for group or others)', fix: 'chmod 700 ~/.ssh' },
-      {
-        where: '~/.ssh/config',
-        what: 'mode is 644, must be 600 (private keys and the SSH config are for the owner only)',
-        fix: 'chmod 600 ~/.ssh/config',
-      },
-      {
-        where: '~/.ssh/id_test',
-        what: 'mode is 640, must be 600 (private keys and the SSH config are for the owner only)',
-        fix: 'chmod 600 ~/.ssh/id_test',
-      },
+      { where: '~/.ssh/config', what: 'mode is 664: ssh refuses a config file that group or others can write', fix: 'chmod 600 ~/.ssh/config' },
+      { where: '~/.ssh/id_test', what: 'mode is 640: ssh refuses a private key that group or others can read', fix: 'chmod 600 ~/.ssh/id_test' },
+    ]);
+    expect(report.warnings).toEqual([
+      { where: '~/.ssh', what: 'mode is 755; ssh accepts it, 700 keeps the folder private', fix: 'chmod 700 ~/.ssh' },
       {
         where: '~/.ssh/id_test.pub',
-        what: 'mode is 666, must not be writable by group or others (644 is fine for public keys and known_hosts)',
+        what: 'mode is 666; ssh accepts it, but others should not write it (644 is fine for public keys and known_hosts)',
         fix: 'chmod 644 ~/.ssh/id_test.pub',
       },
     ]);
@@ -112,9 +106,25 @@ describe('runChecks', () => {
 
     const shell = await entrypoint({ ...fx.env, SSH_DIR_HOST: '~/.ssh' });
     expect(shell.exitCode).toBe(1);
-    const shellLines = shell.stderr.split('\n').filter((l) => l.startsWith('- ') || l.startsWith('  fix: '));
-    expect(shellLines.join('\n')).toBe(report.problems.map(formatProblem).join('\n'));
-    expect(formatReport(report)).toContain(`4 problems found; run or do this, then check again:\n${report.problems.map(formatProblem).join('\n')}\n`);
+    const [warned, refused] = shell.stderr.split('is not usable');
+    const items = (text = '') => text.split('\n').filter((l) => l.startsWith('- ') || l.startsWith('  fix: ')).join('\n');
+    expect(items(warned)).toBe(report.warnings.map(formatProblem).join('\n'));
+    expect(items(refused)).toBe(report.problems.map(formatProblem).join('\n'));
+    expect(formatReport(report)).toContain(`2 problems found; run or do this, then check again:\n${report.problems.map(formatProblem).join('\n')}\n`);
+    expect(formatReport(report)).toContain(`2 warnings (ssh accepts these; the fix makes them private):\n${report.warnings.map(formatProblem).join('\n')}\n`);
+  });
+
+  it('a 755 folder and a 644 config are warnings only: check passes, as ssh does', async () => {
+    const fx = await makeFixture(UID);
+    fixtures.push(fx);
+    await chmod(fx.sshDir, 0o755);
+    await chmod(fx.sshConfig, 0o644);
+    await mkdir(join(fx.root, 'state'));
+    await chown(join(fx.root, 'state'), UID, UID);
+    const report = await run(fx, join(fx.root, 'missing.yaml'), { uid: UID });
+    expect(report.problems).toEqual([]);
+    expect(report.warnings.map((w) => w.fix)).toEqual([`chmod 700 ${fx.sshDir}`, `chmod 600 ${fx.sshConfig}`]);
+    expect(checkExitCode(report)).toBe(0);
   });
 
   it('reports a wrong owner and a missing SSH config file like the entrypoint', async () => {
@@ -122,7 +132,7 @@ describe('runChecks', () => {
     fixtures.push(fx);
     const report = await run(fx, join(fx.root, 'missing.yaml'), { uid: 4243, sshConfigPath: join(fx.sshDir, 'nope') });
     const lines = report.problems.map(formatProblem);
-    expect(lines[0]).toBe(`- ${fx.sshDir}: owned by uid 4242, must be owned by uid 4243 (the user tunnel-manager runs as)\n  fix: sudo chown 4243 ${fx.sshDir}`);
+    expect(report.warnings.map(formatProblem)[0]).toBe(`- ${fx.sshDir}: owned by uid 4242, not by uid 4243 (the user tunnel-manager runs as)\n  fix: sudo chown 4243 ${fx.sshDir}`);
     expect(lines.at(-2)).toBe(
       `- ${join(fx.sshDir, 'nope')}: the SSH config file does not exist (tunnels take host names, users and keys from it)\n` +
         `  fix: touch ${join(fx.sshDir, 'nope')} && chmod 600 ${join(fx.sshDir, 'nope')}`,
@@ -130,7 +140,8 @@ describe('runChecks', () => {
     // The state dir's parent is root's 755 folder: uid 4243 could not create it.
     expect(lines.at(-1)).toContain(`the state directory does not exist and uid 4243 cannot create it in ${fx.root}`);
     const shell = await entrypoint({ ...fx.env, PUID: '4243', SSH_CONFIG: join(fx.sshDir, 'nope') });
-    const shellLines = shell.stderr.split('\n').filter((l) => l.startsWith('- ') || l.startsWith('  fix: '));
+    const refused = shell.stderr.split('is not usable')[1] ?? '';
+    const shellLines = refused.split('\n').filter((l) => l.startsWith('- ') || l.startsWith('  fix: '));
     expect(shellLines.join('\n')).toBe(lines.slice(0, -1).join('\n'));
   });
 
@@ -165,9 +176,7 @@ describe('runChecks', () => {
     await writeFile(key, 'x', { mode: 0o644 });
     await writeFile(fx.sshConfig, `Host k\n  HostName 127.0.0.1\n  IdentityFile ${key}\n`);
     const report = await run(fx, await writeTunnels(fx, 'k'));
-    expect(report.problems).toEqual([
-      { where: key, what: 'mode is 644, must be 600 (private keys and the SSH config are for the owner only)', fix: `chmod 600 ${key}` },
-    ]);
+    expect(report.problems).toEqual([{ where: key, what: 'mode is 644: ssh refuses a private key that group or others can read', fix: `chmod 600 ${key}` }]);
   });
 
   it('says when a host alias resolves to nothing, and when ssh rejects the config', async () => {

@@ -1,4 +1,5 @@
 // docker/entrypoint.sh run outside a container, as root, the way the image runs it.
+import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { chmod, chown, mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -87,11 +88,8 @@ describe('entrypoint: user switch', () => {
 
 describe('entrypoint: PUID and PGID', () => {
   it.each([
-    [{ PUID: undefined }, "PUID is not set: set it to the numeric user id of the host user who owns the SSH directory (run 'id -u' on the host)"],
-    [{ PUID: '' }, 'PUID is not set'],
     [{ PUID: 'abc' }, "PUID must be a number (the output of 'id -u' on the host), got 'abc'"],
     [{ PUID: '-1' }, "PUID must be a number (the output of 'id -u' on the host), got '-1'"],
-    [{ PGID: undefined }, "PGID is not set: set it to the numeric group id of the host user who owns the SSH directory (run 'id -g' on the host)"],
     [{ PGID: '1.5' }, "PGID must be a number (the output of 'id -g' on the host), got '1.5'"],
     [{ PUID: '0' }, 'PUID is 0 (root): tunnel-manager runs as an unprivileged user'],
     [{ SSH_DIR: undefined }, 'SSH_DIR is not set: it must name a path'],
@@ -101,6 +99,17 @@ describe('entrypoint: PUID and PGID', () => {
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain(`entrypoint: ${message}`);
     expect(r.stdout).toBe('');
+  });
+
+  it('unset PUID and PGID default to 1000 as in autossh-tunnel-dockerized, each with a warning', async () => {
+    for (const p of [fx.sshDir, fx.sshConfig, fx.key, `${fx.key}.pub`, join(fx.sshDir, 'known_hosts')]) await chown(p, 1000, 1000);
+    for (const patch of [{ PUID: undefined, PGID: undefined }, { PUID: '', PGID: '' }]) {
+      const r = await entrypoint({ ...fx.env, ...patch });
+      expect(r.exitCode, JSON.stringify(patch)).toBe(0);
+      expect(r.stdout).toContain('uid=1000 gid=1000');
+      expect(r.stderr).toContain("entrypoint: warning: PUID is not set: using 1000 (the default of autossh-tunnel-dockerized); set PUID to the uid that owns the SSH directory (run 'id -u' on the host)");
+      expect(r.stderr).toContain("entrypoint: warning: PGID is not set: using 1000 (the default of autossh-tunnel-dockerized); set PGID to that user's group (run 'id -g' on the host)");
+    }
   });
 
   it('reads "04242" as uid 4242, not as octal', async () => {
@@ -131,27 +140,31 @@ describe('entrypoint: PUID and PGID', () => {
 describe('entrypoint: the SSH directory', () => {
   const lines = (where: string, what: string, fix: string) => `- ${where}: ${what}\n  fix: ${fix}\n`;
 
-  it('refuses a folder open to others, with the exact command', async () => {
+  it('starts with what ssh accepts (a 755 folder, a 644 config) and says how to make it private', async () => {
     await chmod(fx.sshDir, 0o755);
+    await chmod(fx.sshConfig, 0o644);
+    await chmod(`${fx.key}.pub`, 0o664);
+    const r = await entrypoint(fx.env);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toContain(`uid=${UID}`);
+    expect(r.stderr).toContain(`entrypoint: warning: the SSH directory ${fx.sshDir} works (ssh accepts these); to make it private, run on the host:\n`);
+    expect(r.stderr).toContain(lines(fx.sshDir, 'mode is 755; ssh accepts it, 700 keeps the folder private', `chmod 700 ${fx.sshDir}`));
+    expect(r.stderr).toContain(lines(fx.sshConfig, 'mode is 644; ssh accepts it, 600 keeps it private', `chmod 600 ${fx.sshConfig}`));
+    expect(r.stderr).toContain(
+      lines(`${fx.key}.pub`, 'mode is 664; ssh accepts it, but others should not write it (644 is fine for public keys and known_hosts)', `chmod 644 ${fx.key}.pub`),
+    );
+    expect(r.stderr).not.toContain('is not usable');
+  });
+
+  it('refuses what ssh refuses, every one at once: a readable private key, a config others can write', async () => {
+    await chmod(fx.sshConfig, 0o664);
+    await chmod(fx.key, 0o640);
     const r = await entrypoint(fx.env);
     expect(r.exitCode).toBe(1);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toContain(`entrypoint: the SSH directory ${fx.sshDir} is not usable; run on the host:\n`);
-    expect(r.stderr).toContain(lines(fx.sshDir, 'mode is 755, must be 700 (no access for group or others)', `chmod 700 ${fx.sshDir}`));
-  });
-
-  it('lists every bad file at once: private 600, public not writable by others', async () => {
-    await chmod(fx.sshConfig, 0o644);
-    await chmod(fx.key, 0o640);
-    await chmod(`${fx.key}.pub`, 0o664);
-    const r = await entrypoint(fx.env);
-    expect(r.exitCode).toBe(1);
-    const priv = 'must be 600 (private keys and the SSH config are for the owner only)';
-    expect(r.stderr).toContain(lines(fx.sshConfig, `mode is 644, ${priv}`, `chmod 600 ${fx.sshConfig}`));
-    expect(r.stderr).toContain(lines(fx.key, `mode is 640, ${priv}`, `chmod 600 ${fx.key}`));
-    expect(r.stderr).toContain(
-      lines(`${fx.key}.pub`, 'mode is 664, must not be writable by group or others (644 is fine for public keys and known_hosts)', `chmod 644 ${fx.key}.pub`),
-    );
+    expect(r.stderr).toContain(`entrypoint: the SSH directory ${fx.sshDir} is not usable (ssh refuses these); run on the host:\n`);
+    expect(r.stderr).toContain(lines(fx.sshConfig, 'mode is 664: ssh refuses a config file that group or others can write', `chmod 600 ${fx.sshConfig}`));
+    expect(r.stderr).toContain(lines(fx.key, 'mode is 640: ssh refuses a private key that group or others can read', `chmod 600 ${fx.key}`));
     // known_hosts at 644 and id_test.pub's readability are fine.
     expect(r.stderr).not.toContain(`${join(fx.sshDir, 'known_hosts')}:`);
   });
@@ -159,8 +172,9 @@ describe('entrypoint: the SSH directory', () => {
   it('names the owner problem and suggests PUID when the folder belongs to another uid', async () => {
     const r = await entrypoint({ ...fx.env, PUID: '4243' });
     expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain(lines(fx.sshDir, 'owned by uid 4242, not by uid 4243 (the user tunnel-manager runs as)', `sudo chown 4243 ${fx.sshDir}`));
     expect(r.stderr).toContain(
-      lines(fx.sshDir, 'owned by uid 4242, must be owned by uid 4243 (the user tunnel-manager runs as)', `sudo chown 4243 ${fx.sshDir}`),
+      lines(fx.sshConfig, 'owned by uid 4242: ssh refuses a config file owned by another user than uid 4243 or root', `sudo chown 4243 ${fx.sshConfig}`),
     );
     expect(r.stderr).toContain('entrypoint: if uid 4242 is your user on the host, set PUID=4242 instead of changing owners.');
   });
@@ -184,11 +198,12 @@ describe('entrypoint: the SSH directory', () => {
   it('speaks of the host path (SSH_DIR_HOST) and quotes paths with spaces', async () => {
     await chmod(fx.sshDir, 0o750);
     const odd = join(fx.sshDir, 'my key');
-    await writeFile(odd, 'x', { mode: 0o604 });
+    await writeFile(odd, readFileSync(fx.key), { mode: 0o604 });
+    await chmod(odd, 0o604);
     await chown(odd, UID, UID);
     const r = await entrypoint({ ...fx.env, SSH_DIR_HOST: '~/.ssh' });
     expect(r.exitCode).toBe(1);
-    expect(r.stderr).toContain(lines('~/.ssh', 'mode is 750, must be 700 (no access for group or others)', 'chmod 700 ~/.ssh'));
+    expect(r.stderr).toContain(lines('~/.ssh', 'mode is 750; ssh accepts it, 700 keeps the folder private', 'chmod 700 ~/.ssh'));
     expect(r.stderr).toContain("  fix: chmod 600 ~/'.ssh/my key'\n");
     expect(r.stderr).not.toContain(fx.sshDir);
   });

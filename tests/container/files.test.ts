@@ -132,9 +132,11 @@ describe('compose.yaml', () => {
     expect(d.volumes).toContain(`state:${env.TUNNEL_STATE_DIR}`);
     expect(Object.keys(c.volumes)).toEqual(['state']);
     expect(Object.keys(d.environment).sort()).toEqual(
-      ['PGID', 'PUID', 'SSH_DIR_HOST', 'TUNNEL_API_LISTEN', 'TUNNEL_API_TOKEN', 'TUNNEL_DIRECTION_MODE'].sort(),
+      ['API_KEY', 'PGID', 'PUID', 'SSH_DIR_HOST', 'TUNNEL_API_LISTEN', 'TUNNEL_API_TOKEN', 'TUNNEL_DIRECTION_MODE'].sort(),
     );
-    expect(d.environment.PUID).toMatch(/^\$\{PUID:\?/);
+    // Unset, the entrypoint uses 1000 (as autossh-tunnel-dockerized did) and says so.
+    expect(d.environment.PUID).toBe("${PUID:-}");
+    expect(d.environment.API_KEY).toBe("${API_KEY:-}");
     expect(d.environment.TUNNEL_DIRECTION_MODE).toBe('${TUNNEL_DIRECTION_MODE:-default}');
     expect(d.environment.TUNNEL_API_LISTEN).toBe('${TUNNEL_API_LISTEN:-127.0.0.1:8080}');
     expect(d.healthcheck.test).toEqual(['CMD', 'node', '/usr/local/lib/tunnel-manager/healthcheck.mjs']);

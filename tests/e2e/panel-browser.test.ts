@@ -224,13 +224,14 @@ describe('the web panel in Chromium', () => {
     await d.waitFor('the tunnel gone from /status', async () => !(await d.json<{ name: string }[]>('/status')).some((s) => s.name === 'added-by-hand'));
   });
 
-  it('an invalid file on disk is shown with line and column while the last good config keeps running', async () => {
+  it('a broken entry on disk is shown with line and column and left out, while the tunnel it replaced keeps running', async () => {
     const good = file();
     d.writeConfig(good.replace(`local_port: ${bringPort}`, 'local_port: 99999'));
-    const banner = page.locator('[data-testid="config-invalid"]');
+    const banner = page.locator('[data-testid="config-partial"]');
     await expect.poll(() => banner.isVisible(), { timeout: 10_000 }).toBe(true);
+    expect(await banner.textContent()).toMatch(/^1 entry has problems and is left out/);
     expect(await banner.textContent()).toMatch(/line \d+, column \d+: tunnels\[0\]\.local_port: expected .*found "?99999/);
-    expect(await badge('bring').textContent()).toBe('Not applied');
+    expect(await badge('bring').textContent()).toBe('Left out');
     // The daemon still runs the old entry; the page lists it apart.
     await expect.poll(() => page.locator('#stale [data-testid="tunnel"]').count()).toBe(1);
     expect(await page.locator('#stale [data-testid="description"]').textContent()).toBe(`bring testhost:${echoPort} to local :${bringPort}`);

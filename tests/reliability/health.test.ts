@@ -239,7 +239,7 @@ describe('a frozen client (SIGSTOP)', () => {
     }, 20_000);
     expect(again.restarts).toBeGreaterThan(t.restarts);
     expect(() => process.kill(t.pid, 0)).toThrow();
-    const logs = await d.json<string[]>(`/logs/${t.hash}`);
+    const logs = (await d.json<{ lines: string[] }>(`/logs/${t.hash}`)).lines;
     expect(logs.some((l) => /health check failed 2 times in a row .*: restarting/.test(l))).toBe(true);
     await d.waitFor('checked ok', async () => (await statusOf(d, 'checked')).health.state === 'ok', 5_000);
   });
