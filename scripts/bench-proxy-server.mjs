@@ -2,10 +2,13 @@
 //
 //   node scripts/bench-proxy-server.mjs <upstream port> node <build>   as `tunnel-manager proxy` serves it
 //   node scripts/bench-proxy-server.mjs <upstream port> hono <build>   as the daemon serves it: the Hono
-//                                                                      sub-app at /v1 on @hono/node-server
+//                                                                      sub-app at /v1 on @hono/node-server,
+//                                                                      its endpoints by the app's fastPath
+//                                                                      before Hono (src/api/server.ts)
 //
 // <build> is the folder of the compiled src/proxy. Prints {"port": N} once listening.
-import { serve } from '@hono/node-server';
+import { getRequestListener } from '@hono/node-server';
+import http from 'node:http';
 import { Hono } from 'hono';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -30,9 +33,13 @@ let close;
 if (mode === 'hono') {
   const app = new Hono();
   app.get('/health', (c) => c.json({ ok: true }));
-  app.route('/v1', createProxyApp(deps));
-  const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
-  await new Promise((resolve) => server.once('listening', resolve));
+  const proxyApp = createProxyApp(deps);
+  app.route('/v1', proxyApp);
+  const listener = getRequestListener(app.fetch);
+  // A build from before the fast path has none: then every request goes through Hono.
+  const fast = proxyApp.fastPath ?? (() => false);
+  const server = http.createServer((req, res) => fast(req, res) || void listener(req, res));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = server.address().port;
   close = () => new Promise((resolve) => {
     server.close(() => resolve());

@@ -1,5 +1,5 @@
 import { chmod } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener, RequestError } from '@hono/node-server';
@@ -8,6 +8,9 @@ import { answerParserErrors, errorBody, LISTENER_OPTIONS, requireHost } from '..
 import { err, ok, type Result } from '../result.js';
 import { checkListenSecurity, type ListenAddress } from './listen.js';
 import { prepareSocketPath, removeSocket, socketInode } from './socket.js';
+
+/** Serves a request before the Hono app and returns true, or returns false and leaves it to the app. */
+export type FastPath = (req: IncomingMessage, res: ServerResponse) => boolean;
 
 /** Takes over a connection that asked to become a WebSocket. */
 export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
@@ -36,9 +39,10 @@ export class ListenError extends Error {
  * A request without `Host` (HTTP/1.0 allows it) is served as if it named this host,
  * since the app needs a URL. One the adapter cannot turn into a URL (a backslash in
  * the path, a host that does not parse) or that Node's parser refuses gets the JSON
- * error body, as every other error does.
+ * error body, as every other error does. `fast`: requests served without the app
+ * (the chat proxy's endpoints, whose answers the app would only pass through).
  */
-function serverFor(app: Hono): Server {
+function serverFor(app: Hono, fast?: FastPath): Server {
   const listener = getRequestListener(app.fetch, {
     hostname: 'localhost',
     errorHandler: (e) =>
@@ -46,7 +50,10 @@ function serverFor(app: Hono): Server {
         ? jsonError(400, 'bad_request', `the request cannot be served: ${e.message}`)
         : jsonError(500, 'internal_error', 'internal error'),
   });
-  const server = createServer(LISTENER_OPTIONS, requireHost(listener));
+  const server = createServer(
+    LISTENER_OPTIONS,
+    requireHost(fast === undefined ? listener : (req, res) => fast(req, res) || void listener(req, res)),
+  );
   answerParserErrors(server);
   return server;
 }
@@ -91,6 +98,8 @@ const describe = (e: Error): string => {
  */
 export async function startListeners(opts: {
   tcpApp: Hono;
+  /** Tried before tcpApp on every TCP request (the chat proxy's endpoints at /v1). */
+  tcpFastPath?: FastPath;
   socketApp: Hono;
   listen: ListenAddress;
   socketPath: string;
@@ -105,7 +114,7 @@ export async function startListeners(opts: {
 
   const { host, port } = opts.listen;
   const shown = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-  const tcp = serverFor(opts.tcpApp);
+  const tcp = serverFor(opts.tcpApp, opts.tcpFastPath);
   if (opts.upgrade) tcp.on('upgrade', opts.upgrade.tcp);
   const tcpUp = await listenOn(tcp, () => tcp.listen(port, host));
   if (!tcpUp.ok) throw new ListenError('tcp', `cannot listen on ${shown}: ${describe(tcpUp.error)}`);

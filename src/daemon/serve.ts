@@ -85,6 +85,8 @@ export async function startDaemon(settings: DaemonSettings, log: Log, env: NodeJ
     listeners = await startListeners({
       upgrade: { tcp: (req, socket, head) => tcpTerminal.upgrade(req, socket, head), socket: (req, socket, head) => socketTerminal.upgrade(req, socket, head) },
       tcpApp: createDaemonApp({ engine, configFile, transport: 'tcp', tokens: settings.tokens, proxy, metrics, eventSlots }),
+      // The proxy's endpoints skip Hono (same routes, same answers): no WHATWG Request per call.
+      tcpFastPath: proxy.fastPath,
       socketApp: createDaemonApp({ engine, configFile, transport: 'socket', tokens: null, metrics, eventSlots }),
       listen: settings.listen,
       socketPath: settings.socketPath,

@@ -1,10 +1,25 @@
 import { Hono } from 'hono';
 import type { HttpBindings } from '@hono/node-server';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ProxyDeps } from './deps.js';
-import { errorJson, type ProxyError } from './errors.js';
+import { errorJson, sendError, type ProxyError } from './errors.js';
 import { createProxyRoutes, type NodeHandler } from './handler.js';
 import { pickRequestId } from './request-id.js';
+
+/** The Hono sub-app, and the way around Hono for the busiest paths. */
+export type ProxyApp = Hono<{ Bindings: HttpBindings }> & {
+  /**
+   * For the host's node:http listener, before its Hono app: serves a request whose
+   * path (query aside) is exactly `/v1` + one of the proxy's endpoints and returns
+   * true; returns false, untouched, for any other. The answer is the one the app at
+   * `/v1` gives (the same routes); what is saved is the adapter's WHATWG `Request`,
+   * its headers and its close handler per request.
+   */
+  fastPath(req: IncomingMessage, res: ServerResponse): boolean;
+};
+
+const INTERNAL: ProxyError = { status: 500, type: 'server_error', code: 'internal_error', message: 'internal error' };
 
 /**
  * The proxy as a Hono sub-app, for `app.route('/v1', createProxyApp(deps))` on a
@@ -13,7 +28,7 @@ import { pickRequestId } from './request-id.js';
  * turned into Web streams); `createProxyHandler` does the same without Hono in
  * between.
  */
-export function createProxyApp(deps: ProxyDeps): Hono<{ Bindings: HttpBindings }> {
+export function createProxyApp(deps: ProxyDeps): ProxyApp {
   const routes = createProxyRoutes(deps);
   const app = new Hono<{ Bindings: HttpBindings }>();
   const answer = (requestId: string, e: ProxyError): Response =>
@@ -39,7 +54,22 @@ export function createProxyApp(deps: ProxyDeps): Hono<{ Bindings: HttpBindings }
   app.all('*', viaNode(routes.other));
   app.onError((e, c) => {
     deps.log?.({ event: 'proxy_bug', error: String(e) });
-    return answer(pickRequestId(c.req.header('x-request-id')), { status: 500, type: 'server_error', code: 'internal_error', message: 'internal error' });
+    return answer(pickRequestId(c.req.header('x-request-id')), INTERNAL);
   });
-  return app;
+  const fastPath = (req: IncomingMessage, res: ServerResponse): boolean => {
+    const url = req.url ?? '';
+    if (!url.startsWith('/v1/')) return false;
+    const q = url.indexOf('?');
+    const handler = routes.endpoints.get(q === -1 ? url.slice(3) : url.slice(3, q));
+    if (handler === undefined) return false;
+    try {
+      handler(req, res);
+    } catch (e) {
+      // As app.onError above.
+      deps.log?.({ event: 'proxy_bug', error: String(e) });
+      sendError(res, pickRequestId(req.headers['x-request-id']), INTERNAL);
+    }
+    return true;
+  };
+  return Object.assign(app, { fastPath });
 }

@@ -96,7 +96,7 @@ export function sendToTargets(a: Attempts): void {
       family: a.endpoint.family,
       tunnelHint: () => a.tunnelHint(provider),
       log: a.log,
-      tap: a.obs.tap,
+      observer: a.obs,
       fallback(why) {
         if (why.kind === 'status') a.rests.note(target.prefix, header(why.rawHeaders, 'retry-after'));
         if (last || a.res.destroyed) return false;

@@ -35,8 +35,8 @@ export interface Forward {
    * dropped without a word to the client; false: the error is answered as usual.
    */
   fallback?(why: FallbackReason): boolean;
-  /** Each piece of the answer's body as it goes to the client (usage, time to first byte). */
-  tap?(chunk: Buffer): void;
+  /** Told each piece of the answer's body as it goes to the client (usage, time to first byte). */
+  observer?: { tap(chunk: Buffer): void };
   /** "; 127.0.0.1:11434 is the local end of tunnel 'llm' (…), which is RETRYING, not RUNNING" or "": appended to 502 messages. */
   tunnelHint(): string;
   log?(entry: Record<string, unknown>): void;
@@ -146,7 +146,7 @@ export function forwardChat(f: Forward): void {
 
   function write(out: Buffer): void {
     wrote = true;
-    f.tap?.(out);
+    f.observer?.tap(out);
     if (!res.write(out) && !clientBlocked) {
       // A slow reader is not an upstream gap: stop reading (TCP pushes back on the
       // upstream) and let the timer ignore the pause.
@@ -172,7 +172,7 @@ export function forwardChat(f: Forward): void {
     if (held === null) {
       // A provider that ends without a last blank line: its last bytes still reach the client as sent.
       const rest = frames?.rest() ?? null;
-      if (rest !== null) f.tap?.(rest);
+      if (rest !== null) f.observer?.tap(rest);
       res.end(rest ?? undefined);
       return;
     }
@@ -181,7 +181,7 @@ export function forwardChat(f: Forward): void {
     let body = Buffer.concat(held.chunks);
     if (key !== null && held.size <= MAX_SCRUBBED_ERROR_BYTES && body.includes(key)) body = Buffer.from(body.toString('utf8').replaceAll(key, '***'));
     res.writeHead(held.status, [...clientHeaders(held.rawHeaders, requestId, true), 'content-length', String(body.length)]);
-    f.tap?.(body);
+    f.observer?.tap(body);
     res.end(body);
   }
 

@@ -2,6 +2,6 @@
 export type { ProxyDeps, TunnelLookup, TunnelView } from './deps.js';
 export { createProxyMetrics, type ProxyMetrics } from './metrics.js';
 export { createProxyHandler, type NodeHandler } from './handler.js';
-export { createProxyApp } from './app.js';
+export { createProxyApp, type ProxyApp } from './app.js';
 export { startProxyServer, type ProxyServer } from './serve.js';
 export { proxySchema, expandEnv, type ProxyConfig, type ProviderConfig } from '../config/proxy-schema.js';

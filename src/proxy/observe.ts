@@ -1,8 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import type { ProxyMetrics } from './metrics.js';
-import { createUsageReader, type Usage } from './usage.js';
+import { createUsageReader, type UsageReader } from './usage.js';
 
 const MAX_LOGGED_MODEL = 256;
+const [SPACE, TAB, CR, LF, BRACE, BRACKET] = [32, 9, 13, 10, 123, 91];
 
 /** What the routing layer tells the record of one request as it goes. */
 export interface Observation {
@@ -17,10 +18,91 @@ export interface Observation {
 }
 
 /**
- * One log line (`proxy_request`) and the request series per request, written when
- * the response is over — finished, cut or abandoned by the client. The answer's
- * usage is read as it passes (see usage.ts), never held back.
+ * The record of one request: one log line (`proxy_request`) and the request series,
+ * written when the response is over — finished, cut or abandoned by the client. The
+ * answer's usage is read as it passes (see usage.ts), never held back. A class, not
+ * a closure per field: one object per request on the hot path.
  */
+class RequestObservation implements Observation {
+  model: string | null = null;
+  provider: string | null = null;
+  private readonly started = performance.now();
+  private firstByte = -1;
+  private reader: UsageReader | null = null;
+  private fallbacks: { provider: string; reason: string }[] | null = null;
+
+  constructor(
+    private readonly requestId: string,
+    private readonly endpoint: string,
+    private readonly res: ServerResponse,
+    private readonly log: ((entry: Record<string, unknown>) => void) | undefined,
+    private readonly metrics: ProxyMetrics | undefined,
+  ) {
+    res.on('close', () => this.close());
+  }
+
+  tap(chunk: Buffer): void {
+    if (this.firstByte < 0) {
+      this.firstByte = performance.now();
+      this.reader = createUsageReader(!startsJson(chunk));
+    }
+    this.reader!.chunk(chunk);
+  }
+
+  fellBack(provider: string, reason: string): void {
+    (this.fallbacks ??= []).push({ provider, reason });
+    this.metrics?.fellBack(provider, reason);
+  }
+
+  private close(): void {
+    const ms = performance.now() - this.started;
+    const res = this.res;
+    const status = res.headersSent ? res.statusCode : null;
+    const usage = this.reader?.result() ?? null;
+    const ttfb = this.firstByte < 0 ? null : this.firstByte - this.started;
+    const { log, metrics } = this;
+    if (log !== undefined) {
+      const model = this.model;
+      const entry: Record<string, unknown> = {
+        event: 'proxy_request',
+        request_id: this.requestId,
+        endpoint: this.endpoint,
+        // A client's model name can be as long as its body; the log keeps enough to recognise it.
+        model: model !== null && model.length > MAX_LOGGED_MODEL ? `${model.slice(0, MAX_LOGGED_MODEL)}…` : model,
+        provider: this.provider,
+        status,
+        // Sent in full, or cut short (by the client, or by a provider that died mid-answer).
+        complete: res.writableFinished,
+        ms: Math.round(ms * 10) / 10,
+        ttfb_ms: ttfb === null ? null : Math.round(ttfb * 10) / 10,
+      };
+      if (usage !== null && usage.input !== null) entry.tokens_in = usage.input;
+      if (usage !== null && usage.output !== null) entry.tokens_out = usage.output;
+      if (this.fallbacks !== null) entry.fallbacks = this.fallbacks;
+      log(entry);
+    }
+    metrics?.record({
+      provider: this.provider ?? 'none',
+      endpoint: this.endpoint,
+      status: status === null ? 'client_closed' : String(status),
+      seconds: ms / 1000,
+      ttfbSeconds: ttfb === null ? null : ttfb / 1000,
+      tokensIn: usage?.input ?? null,
+      tokensOut: usage?.output ?? null,
+    });
+  }
+}
+
+/** Whether a body starts (after white space) as JSON does; an event stream starts with a field name or a comment. */
+function startsJson(chunk: Buffer): boolean {
+  for (let i = 0; i < chunk.length && i < 16; i++) {
+    const b = chunk[i];
+    if (b === SPACE || b === TAB || b === CR || b === LF) continue;
+    return b === BRACE || b === BRACKET;
+  }
+  return false;
+}
+
 export function observeRequest(o: {
   requestId: string;
   endpoint: string;
@@ -28,59 +110,5 @@ export function observeRequest(o: {
   log?: (entry: Record<string, unknown>) => void;
   metrics?: ProxyMetrics;
 }): Observation {
-  const started = performance.now();
-  let firstByte: number | null = null;
-  let reader: ReturnType<typeof createUsageReader> | null = null;
-  const fallbacks: { provider: string; reason: string }[] = [];
-  const obs: Observation = {
-    model: null,
-    provider: null,
-    tap(chunk) {
-      if (firstByte === null) {
-        firstByte = performance.now();
-        // An event stream starts with a field name or a comment; JSON with a brace or a bracket.
-        const head = chunk.toString('latin1', 0, Math.min(chunk.length, 16)).trimStart();
-        reader = createUsageReader(!(head.startsWith('{') || head.startsWith('[')));
-      }
-      reader?.chunk(chunk);
-    },
-    fellBack(provider, reason) {
-      fallbacks.push({ provider, reason });
-      o.metrics?.fallbacks.inc({ provider, reason });
-    },
-  };
-  o.res.once('close', () => {
-    const ms = performance.now() - started;
-    const status = o.res.headersSent ? o.res.statusCode : null;
-    const usage: Usage = reader?.result() ?? { input: null, output: null };
-    if (o.log !== undefined) {
-      const entry: Record<string, unknown> = {
-        event: 'proxy_request',
-        request_id: o.requestId,
-        endpoint: o.endpoint,
-        // A client's model name can be as long as its body; the log keeps enough to recognise it.
-        model: obs.model !== null && obs.model.length > MAX_LOGGED_MODEL ? `${obs.model.slice(0, MAX_LOGGED_MODEL)}…` : obs.model,
-        provider: obs.provider,
-        status,
-        // Sent in full, or cut short (by the client, or by a provider that died mid-answer).
-        complete: o.res.writableFinished,
-        ms: Math.round(ms * 10) / 10,
-        ttfb_ms: firstByte === null ? null : Math.round((firstByte - started) * 10) / 10,
-      };
-      if (usage.input !== null) entry.tokens_in = usage.input;
-      if (usage.output !== null) entry.tokens_out = usage.output;
-      if (fallbacks.length > 0) entry.fallbacks = fallbacks;
-      o.log(entry);
-    }
-    o.metrics?.record({
-      provider: obs.provider ?? 'none',
-      endpoint: o.endpoint,
-      status: status === null ? 'client_closed' : String(status),
-      seconds: ms / 1000,
-      ttfbSeconds: firstByte === null ? null : (firstByte - started) / 1000,
-      tokensIn: usage.input,
-      tokensOut: usage.output,
-    });
-  });
-  return obs;
+  return new RequestObservation(o.requestId, o.endpoint, o.res, o.log, o.metrics);
 }

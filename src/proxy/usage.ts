@@ -13,54 +13,79 @@ const MAX_USAGE_BYTES = 4096;
 const USAGE = Buffer.from('"usage"');
 const [QUOTE, BACKSLASH, OPEN, CLOSE, COLON] = [34, 92, 123, 125, 58];
 
+/** Reads a provider's token counts out of an answer as it passes. */
+export interface UsageReader {
+  chunk(c: Buffer): void;
+  result(): Usage;
+}
+
 /**
  * Reads the token counts out of an answer as it passes, without holding it back and
  * without parsing the whole of it: only the `"usage": {…}` objects are parsed — the
  * last of a JSON answer (OpenAI's and Anthropic's alike), or, in an event stream,
  * each one as its line completes (OpenAI's last chat chunk, the Responses API's
  * `response.completed`, Anthropic's `message_start` and `message_delta`; later
- * counts replace earlier ones).
+ * counts replace earlier ones). A search for `"usage"` gates every parse.
  */
-export function createUsageReader(eventStream: boolean): { chunk(c: Buffer): void; result(): Usage } {
-  const usage: Usage = { input: null, output: null };
-  const json: Buffer[] = [];
-  let size = 0;
-  let carry: Buffer | null = null;
+export function createUsageReader(eventStream: boolean): UsageReader {
+  return eventStream ? new StreamUsage() : new JsonUsage();
+}
 
-  const take = (u: Record<string, unknown>): void => {
-    const input = u.prompt_tokens ?? u.input_tokens;
-    const output = u.completion_tokens ?? u.output_tokens;
-    if (typeof input === 'number') usage.input = input;
-    if (typeof output === 'number') usage.output = output;
-  };
+function take(usage: Usage, u: Record<string, unknown>): void {
+  const input = u.prompt_tokens ?? u.input_tokens;
+  const output = u.completion_tokens ?? u.output_tokens;
+  if (typeof input === 'number') usage.input = input;
+  if (typeof output === 'number') usage.output = output;
+}
 
-  return {
-    chunk(c) {
-      if (!eventStream) {
-        size += c.length;
-        if (size <= MAX_JSON_BYTES) json.push(c);
-        return;
-      }
-      const buf = carry === null ? c : Buffer.concat([carry, c]);
-      const nl = buf.lastIndexOf(10);
-      carry = nl === buf.length - 1 ? null : buf.subarray(nl + 1);
-      if (carry !== null && carry.length > MAX_LINE_BYTES) carry = null;
-      for (let at = buf.indexOf(USAGE); at !== -1 && at < nl; at = buf.indexOf(USAGE, at + USAGE.length)) {
-        const u = usageAt(buf, at);
-        if (u !== null) take(u);
-      }
-    },
-    result() {
-      if (!eventStream && json.length > 0 && size <= MAX_JSON_BYTES) {
-        const body = json.length === 1 ? json[0]! : Buffer.concat(json);
-        json.length = 0;
-        const at = body.lastIndexOf(USAGE);
-        const u = at === -1 ? null : usageAt(body, at);
-        if (u !== null) take(u);
-      }
-      return usage;
-    },
-  };
+/** A JSON answer: its pieces are kept (up to a limit) and only the last `"usage"` is read, once, at the end. */
+class JsonUsage implements UsageReader {
+  private readonly usage: Usage = { input: null, output: null };
+  private first: Buffer | null = null;
+  private more: Buffer[] | null = null;
+  private size = 0;
+
+  chunk(c: Buffer): void {
+    this.size += c.length;
+    if (this.size > MAX_JSON_BYTES) return;
+    if (this.first === null) this.first = c;
+    else (this.more ??= []).push(c);
+  }
+
+  result(): Usage {
+    const first = this.first;
+    if (first !== null && this.size <= MAX_JSON_BYTES) {
+      this.first = null;
+      const body = this.more === null ? first : Buffer.concat([first, ...this.more]);
+      this.more = null;
+      const at = body.lastIndexOf(USAGE);
+      const u = at === -1 ? null : usageAt(body, at);
+      if (u !== null) take(this.usage, u);
+    }
+    return this.usage;
+  }
+}
+
+/** An event stream: each `"usage"` is read as the line that holds it completes. */
+class StreamUsage implements UsageReader {
+  private readonly usage: Usage = { input: null, output: null };
+  private carry: Buffer | null = null;
+
+  chunk(c: Buffer): void {
+    const carry = this.carry;
+    const buf = carry === null ? c : Buffer.concat([carry, c]);
+    const nl = buf.lastIndexOf(10);
+    this.carry = nl === buf.length - 1 ? null : buf.subarray(nl + 1);
+    if (this.carry !== null && this.carry.length > MAX_LINE_BYTES) this.carry = null;
+    for (let at = buf.indexOf(USAGE); at !== -1 && at < nl; at = buf.indexOf(USAGE, at + USAGE.length)) {
+      const u = usageAt(buf, at);
+      if (u !== null) take(this.usage, u);
+    }
+  }
+
+  result(): Usage {
+    return this.usage;
+  }
 }
 
 /** The object after the `"usage"` key at `at`, or null (a `null` value, the word inside a string, a cut line). */
