@@ -286,14 +286,20 @@ class Supervisor implements SupervisorApi {
    * the files those answers came from.
    */
   private async resolveHosts(specs: readonly TunnelSpec[]): Promise<Map<string, HostInfo>> {
-    const views = await Promise.all(
-      specs.map(async (spec): Promise<SshView | null> => {
-        const r = await this.readSshConfig({ host: spec.remote_host, options: spec.ssh_options }).catch((e: unknown) => ({ ok: false as const, error: String(e) }));
-        if (r.ok) return r.value;
-        this.log({ event: 'ssh_config_unreadable', hash: spec.hash, error: r.error });
-        return null;
-      }),
+    // One ssh -G per distinct destination and options: many tunnels share a host.
+    const keyOf = (spec: TunnelSpec) => JSON.stringify([spec.remote_host, spec.ssh_options]);
+    const distinct = new Map(specs.map((spec) => [keyOf(spec), spec]));
+    const read = new Map(
+      await Promise.all(
+        [...distinct].map(async ([key, spec]): Promise<[string, SshView | null]> => {
+          const r = await this.readSshConfig({ host: spec.remote_host, options: spec.ssh_options }).catch((e: unknown) => ({ ok: false as const, error: String(e) }));
+          if (r.ok) return [key, r.value];
+          this.log({ event: 'ssh_config_unreadable', remote_host: spec.remote_host, error: r.error });
+          return [key, null];
+        }),
+      ),
     );
+    const views = specs.map((spec) => read.get(keyOf(spec)) ?? null);
     const files = new Set<string>(this.userConfigFiles);
     const folders = new Set<string>();
     for (const v of views) {

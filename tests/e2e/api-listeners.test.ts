@@ -160,16 +160,17 @@ describe('startListeners', () => {
     const dir = tmp();
     const socketPath = join(dir, 'api.sock');
     const { listeners, engine } = await start({ socketPath });
+    // The apps' own subscribers (the /status cache), before any stream.
+    const base = engine.listenerCount();
     const a = await openEvents({ host: '127.0.0.1', port: listeners.tcpPort });
     const b = await openEvents({ socketPath });
-    expect(engine.listenerCount()).toBe(2);
+    expect(engine.listenerCount()).toBe(base + 2);
     const ended = Promise.all([a, b].map((res) => new Promise((r) => res.once('close', r))));
-    const t0 = Date.now();
+    // An open stream would keep server.close() waiting forever: resolving at all is the proof.
     await listeners.close();
     await ended;
-    expect(Date.now() - t0).toBeLessThan(1000);
-    for (let i = 0; i < 50 && engine.listenerCount() > 0; i++) await new Promise((r) => setTimeout(r, 10));
-    expect(engine.listenerCount()).toBe(0);
+    for (let i = 0; i < 50 && engine.listenerCount() > base; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(engine.listenerCount()).toBe(base);
   });
 
   it('delivers a status event over the socket when a tunnel is stopped', async () => {
