@@ -14,6 +14,7 @@ import { buildPlan, type PlanContext } from './plan.js';
 import { tcpProbe } from './probe.js';
 import { Runner, type RunnerDeps, type TunnelPlan } from './runner.js';
 import { SpawnSpacer } from './spacing.js';
+import { ProcessSweep } from './process-sweep.js';
 import { sshConfigReader, type ReadSshConfig, type SshView } from '../ssh-config/read.js';
 import { FALLBACK_HOST_INFO, type HostInfo } from '../ssh-config/settings.js';
 import { userConfigFiles } from '../ssh-config/daemon-config.js';
@@ -107,6 +108,7 @@ class Supervisor implements SupervisorApi {
       spawnPty: opts.spawnPty ?? ptySpawn,
       probe: tcpProbe,
       spacer: new SpawnSpacer(clock, DEFAULTS.spawnGapMs, DEFAULTS.maxLoginsInFlight),
+      processes: new ProcessSweep(clock),
       registry,
       policy: DEFAULT_BACKOFF,
       unprobedCapMs: DEFAULTS.unprobedCapMs,
