@@ -76,8 +76,6 @@ ENV NODE_ENV=production \
     TUNNEL_CONFIG=/config/config.yaml \
     TUNNEL_STATE_DIR=/var/lib/tunnel-manager \
     TUNNEL_SOCKET=/run/tunnel-manager/api.sock \
-    TUNNEL_API_LISTEN=127.0.0.1:8080 \
-    TUNNEL_API_URL=http://127.0.0.1:8080 \
     PANEL_LISTEN=127.0.0.1:5000 \
     TUNNEL_DIRECTION_MODE=default
 

@@ -96,6 +96,18 @@ function apiListen(flags: Flags, env: Env, warnings: string[]): string | undefin
 }
 
 /**
+ * Where the daemon this environment configures answers: TUNNEL_API_LISTEN, else
+ * API_PORT, else the default — the daemon's own rule, so that one set of variables
+ * (compose hands both services the same) reaches it. A wildcard bind is reached on loopback.
+ */
+export function daemonUrl(env: Env): string {
+  const r = parseListen(pick({}, '', env, 'TUNNEL_API_LISTEN') ?? apiPortListen(env, false, 'TUNNEL_API_LISTEN', []) ?? DEFAULT_LISTEN);
+  if (!r.ok) return DEFAULT_API_URL;
+  const host = r.value.host === '0.0.0.0' ? '127.0.0.1' : r.value.host === '::' ? '::1' : r.value.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${r.value.port}`;
+}
+
+/**
  * The panel password rule (SPEC §8), for the settings and for startPanel: off loopback
  * a password is required. Null when the address may be served.
  */
@@ -139,8 +151,7 @@ export function panelSettings(flags: Flags, env: Env, account: Account): Result<
   const refused = panelListenProblem(listen, panelToken);
   if (refused !== null) problems.push(refused);
   const ours = pick(flags, 'api', env, 'TUNNEL_API_URL');
-  const port = apiPortListen(env, false, 'TUNNEL_API_LISTEN', []);
-  const apiUrl = ours ?? apiBaseUrl(env, false, warnings) ?? (port !== undefined ? `http://${port}` : DEFAULT_API_URL);
+  const apiUrl = ours ?? apiBaseUrl(env, false, warnings) ?? daemonUrl(env);
   if (ours !== undefined) apiBaseUrl(env, true, warnings);
   if (!URL.canParse(apiUrl) || !/^https?:$/.test(new URL(apiUrl).protocol)) {
     problems.push(`--api / TUNNEL_API_URL: expected an http:// URL such as ${DEFAULT_API_URL}, found ${JSON.stringify(apiUrl)}`);

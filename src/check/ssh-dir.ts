@@ -83,9 +83,14 @@ async function kindOf(path: string, stats: Stats, configFile: string | null): Pr
  * Checks the SSH directory: what ssh itself refuses (a private key of ours others can
  * read, a config file others can write or another user owns) is `refused`; what it
  * accepts but is looser than need be (a 755 folder, a 644 config) is `warned`; a missing
- * folder, or a missing SSH config file when `configFile` is given, is refused.
+ * folder, or a missing SSH config file when `configFile` is given, is refused; a
+ * config that is not a regular file (`/dev/null`) is accepted without looking at its folder.
  */
 export async function checkSshDir(dir: string, configFile: string | null, uid: number, show: ShowPath): Promise<Findings> {
+  const cfg = configFile === null ? null : await statOrNull(configFile);
+  // `ssh -F /dev/null` (or a pipe) is valid and ssh judges no folder for it: its
+  // folder is not an SSH directory, so nothing in it is ours to judge.
+  if (cfg !== null && !cfg.isFile() && !cfg.isDirectory()) return { refused: [], warned: [] };
   const top = await statOrNull(dir);
   if (top === null) return { refused: [missingDirProblem(show(dir))], warned: [] };
   if (!top.isDirectory()) return { refused: [notADirProblem(show(dir))], warned: [] };
@@ -98,9 +103,6 @@ export async function checkSshDir(dir: string, configFile: string | null, uid: n
     found.refused.push(...f.refused);
     found.warned.push(...f.warned);
   }
-  if (configFile !== null) {
-    const cfg = await statOrNull(configFile);
-    if (cfg === null || !cfg.isFile()) found.refused.push(missingSshConfigProblem(show(configFile)));
-  }
+  if (configFile !== null && (cfg === null || cfg.isDirectory())) found.refused.push(missingSshConfigProblem(show(configFile)));
   return found;
 }

@@ -5,7 +5,7 @@ import type { Provider } from './providers.js';
 import { upstreamRequestHeaders } from './request-headers.js';
 import { clientHeaders } from './response-headers.js';
 import { createSseFrames, type SseFrames } from './sse-frames.js';
-import type { UpstreamFailure, UpstreamPool } from './upstream.js';
+import type { Exchange, ExchangeSink, UpstreamFailure, UpstreamPool } from './upstream.js';
 
 /** Why a provider could not serve a request, seen before anything reached the client. */
 export type FallbackReason =
@@ -62,116 +62,143 @@ const MAX_SCRUBBED_ERROR_BYTES = 1024 * 1024;
  * scrubbed of the key once complete.
  */
 export function forwardChat(f: Forward): void {
-  const { req, res, requestId, provider } = f;
-  let state: 'waiting' | 'relaying' | 'done' = 'waiting';
+  new Relay(f).start();
+}
+
+/**
+ * The state of one relay. A class rather than a closure per step: it is itself the
+ * upstream exchange's sink, so a request allocates one object here, not a dozen
+ * functions.
+ */
+class Relay implements ExchangeSink {
+  private state: 'waiting' | 'relaying' | 'done' = 'waiting';
   // Set by the head: SSE framing (null: the body is passed on as it comes).
-  let frames: SseFrames | null = null;
+  private frames: SseFrames | null = null;
   // Whether the proxy may append its own text (an error event) to the body the client gets.
-  let appendable = false;
-  let decoder: BodyDecoder | null = null;
-  let clientBlocked = false;
+  private appendable = false;
+  private decoder: BodyDecoder | null = null;
+  private clientBlocked = false;
   // Whether a body byte went to the client (the head goes with the first one).
-  let wrote = false;
+  private wrote = false;
   // An error answer held back until complete, so that the upstream key can be blanked out of it.
-  let held: { status: number; rawHeaders: string[]; chunks: Buffer[]; size: number } | null = null;
-  const started = Date.now();
+  private held: { status: number; rawHeaders: string[]; chunks: Buffer[]; size: number } | null = null;
+  private readonly started = Date.now();
+  private timer: NodeJS.Timeout | null = null;
+  private exchange: Exchange | null = null;
 
-  const timer = setTimeout(onTimeout, provider.timeoutMs);
-  res.on('close', onClientClose);
-  const forwardHeaders = f.forwardHeaders ?? [];
-  const exchange = f.pool.request(
-    provider.origin,
-    {
-      method: 'POST',
-      path: `${provider.basePath}${f.endpoint ?? '/chat/completions'}`,
-      headers: upstreamRequestHeaders(req, requestId, provider.credential, forwardHeaders),
-      body: f.payload,
-    },
-    { head: onHead, data: onData, end: onEnd, fail: onFail },
-  );
+  constructor(private readonly f: Forward) {}
 
-  function finish(): void {
-    state = 'done';
-    clearTimeout(timer);
+  start(): void {
+    const { f } = this;
+    this.timer = setTimeout(() => this.onTimeout(), f.provider.timeoutMs);
+    f.res.on('close', () => this.onClientClose());
+    this.exchange = f.pool.request(
+      f.provider.origin,
+      {
+        method: 'POST',
+        path: `${f.provider.basePath}${f.endpoint ?? '/chat/completions'}`,
+        headers: upstreamRequestHeaders(f.req, f.requestId, f.provider.credential, f.forwardHeaders ?? []),
+        body: f.payload,
+      },
+      this,
+    );
   }
 
-  function onHead(status: number, rawHeaders: string[]): void {
+  private finish(): void {
+    this.state = 'done';
+    clearTimeout(this.timer!);
+  }
+
+  private abort(): void {
+    this.exchange?.abort();
+  }
+
+  head(status: number, rawHeaders: string[]): void {
+    const { f } = this;
+    const { res, requestId, provider } = f;
     if ((status === 429 || status >= 500) && f.fallback?.({ kind: 'status', status, rawHeaders })) {
-      finish();
-      exchange.abort();
+      this.finish();
+      this.abort();
       return;
     }
-    state = 'relaying';
-    timer.refresh();
+    this.state = 'relaying';
+    this.timer!.refresh();
     const { contentType, contentEncoding } = scan(rawHeaders);
     const encoding = bodyEncoding(contentEncoding);
-    if (encoding.kind === 'decodable') decoder = createBodyDecoder(encoding.name, { data: onPlain, end: onPlainEnd, error: onUndecodable });
+    if (encoding.kind === 'decodable') {
+      this.decoder = createBodyDecoder(encoding.name, { data: (c) => this.onPlain(c), end: () => this.onPlainEnd(), error: (m) => this.onUndecodable(m) });
+    }
     if (status >= 400 && provider.key.ok && provider.key.value !== null) {
       if (encoding.kind === 'opaque') {
         // It cannot be searched for the key, so it is not passed on.
-        finish();
-        exchange.abort();
+        this.finish();
+        this.abort();
         sendError(res, requestId, { status: 502, type: 'upstream_error', code: 'upstream_undecodable', message: `provider "${provider.prefix}" answered ${status} with a body in content-encoding "${encoding.name}", which the proxy cannot check for its key` }, false, f.family);
         return;
       }
-      held = { status, rawHeaders, chunks: [], size: 0 };
+      this.held = { status, rawHeaders, chunks: [], size: 0 };
       return;
     }
-    appendable = encoding.kind !== 'opaque' && contentType !== undefined && /^\s*text\/event-stream/i.test(contentType);
-    if (appendable) frames = createSseFrames();
-    res.writeHead(status, clientHeaders(rawHeaders, requestId, decoder !== null));
+    this.appendable = encoding.kind !== 'opaque' && contentType !== undefined && /^\s*text\/event-stream/i.test(contentType);
+    if (this.appendable) this.frames = createSseFrames();
+    res.writeHead(status, clientHeaders(rawHeaders, requestId, this.decoder !== null));
     // The client learns the stream has begun even if the first event is slow. Not at
     // once: the first event often came in the same read, and then goes out with the
     // head in one write.
-    if (appendable) queueMicrotask(() => wrote || state !== 'relaying' || res.flushHeaders());
+    if (this.appendable) queueMicrotask(() => this.wrote || this.state !== 'relaying' || res.flushHeaders());
   }
 
-  function onData(chunk: Buffer): void {
-    timer.refresh();
-    if (decoder !== null) decoder.write(chunk);
-    else onPlain(chunk);
+  data(chunk: Buffer): void {
+    this.timer!.refresh();
+    if (this.decoder !== null) this.decoder.write(chunk);
+    else this.onPlain(chunk);
   }
 
   /** A piece of the body as plain (decoded) bytes. */
-  function onPlain(chunk: Buffer): void {
-    if (state !== 'relaying') return;
+  private onPlain(chunk: Buffer): void {
+    if (this.state !== 'relaying') return;
+    const held = this.held;
     if (held !== null) {
       held.size += chunk.length;
       if (held.size <= MAX_SCRUBBED_ERROR_BYTES) held.chunks.push(chunk);
       return;
     }
-    const out = frames === null ? chunk : frames.push(chunk);
-    if (out !== null) write(out);
+    const out = this.frames === null ? chunk : this.frames.push(chunk);
+    if (out !== null) this.write(out);
   }
 
-  function write(out: Buffer): void {
-    wrote = true;
-    f.observer?.tap(out);
-    if (!res.write(out) && !clientBlocked) {
+  private write(out: Buffer): void {
+    const { res } = this.f;
+    this.wrote = true;
+    this.f.observer?.tap(out);
+    if (!res.write(out) && !this.clientBlocked) {
       // A slow reader is not an upstream gap: stop reading (TCP pushes back on the
       // upstream) and let the timer ignore the pause.
-      clientBlocked = true;
-      exchange.pause();
+      this.clientBlocked = true;
+      this.exchange!.pause();
       res.once('drain', () => {
-        clientBlocked = false;
-        timer.refresh();
-        exchange.resume();
+        this.clientBlocked = false;
+        this.timer!.refresh();
+        this.exchange!.resume();
       });
     }
   }
 
-  function onEnd(): void {
-    if (state !== 'relaying') return;
-    if (decoder !== null) decoder.end();
-    else onPlainEnd();
+  end(): void {
+    if (this.state !== 'relaying') return;
+    if (this.decoder !== null) this.decoder.end();
+    else this.onPlainEnd();
   }
 
-  function onPlainEnd(): void {
-    if (state !== 'relaying') return;
-    finish();
+  private onPlainEnd(): void {
+    if (this.state !== 'relaying') return;
+    const { f } = this;
+    const { res, requestId, provider } = f;
+    this.finish();
+    const held = this.held;
     if (held === null) {
       // A provider that ends without a last blank line: its last bytes still reach the client as sent.
-      const rest = frames?.rest() ?? null;
+      const rest = this.frames?.rest() ?? null;
       if (rest !== null) f.observer?.tap(rest);
       res.end(rest ?? undefined);
       return;
@@ -185,44 +212,48 @@ export function forwardChat(f: Forward): void {
     res.end(body);
   }
 
-  function onUndecodable(message: string): void {
-    if (state !== 'relaying') return;
-    failMidway({ status: 502, type: 'upstream_error', code: 'upstream_undecodable', message: `provider "${provider.prefix}": ${message}` });
+  private onUndecodable(message: string): void {
+    if (this.state !== 'relaying') return;
+    this.failMidway({ status: 502, type: 'upstream_error', code: 'upstream_undecodable', message: `provider "${this.f.provider.prefix}": ${message}` });
   }
 
-  function onFail(failure: UpstreamFailure): void {
-    if (state === 'relaying') {
-      failMidway({ status: 502, type: 'upstream_error', code: 'upstream_disconnected', message: `provider "${provider.prefix}" closed the connection before its response was complete` });
+  fail(failure: UpstreamFailure): void {
+    const { f } = this;
+    const { provider } = f;
+    if (this.state === 'relaying') {
+      this.failMidway({ status: 502, type: 'upstream_error', code: 'upstream_disconnected', message: `provider "${provider.prefix}" closed the connection before its response was complete` });
       return;
     }
-    if (state !== 'waiting') return;
-    finish();
-    f.log?.({ event: 'proxy_upstream_error', request_id: requestId, provider: provider.prefix, error: failure.code, ms: Date.now() - started });
+    if (this.state !== 'waiting') return;
+    this.finish();
+    f.log?.({ event: 'proxy_upstream_error', request_id: f.requestId, provider: provider.prefix, error: failure.code, ms: Date.now() - this.started });
     if (f.fallback?.({ kind: 'unreachable', code: failure.code })) return;
     const where = `${provider.hostname}:${provider.port}`;
     const message =
       failure.code === 'EOF' || failure.code === 'EPROTO'
         ? `provider "${provider.prefix}" at ${where} gave no usable answer: ${failure.message}${f.tunnelHint()}`
         : `provider "${provider.prefix}" is unreachable at ${where}: ${failure.code}${f.tunnelHint()}`;
-    sendError(res, requestId, { status: 502, type: 'upstream_error', code: 'upstream_unreachable', message }, false, f.family);
+    sendError(f.res, f.requestId, { status: 502, type: 'upstream_error', code: 'upstream_unreachable', message }, false, f.family);
   }
 
-  function onTimeout(): void {
-    if (state === 'done') return;
-    if (clientBlocked) {
-      timer.refresh();
+  private onTimeout(): void {
+    if (this.state === 'done') return;
+    if (this.clientBlocked) {
+      this.timer!.refresh();
       return;
     }
-    const stage = state === 'waiting' ? 'headers' : 'chunk';
-    f.log?.({ event: 'proxy_upstream_timeout', request_id: requestId, provider: provider.prefix, stage, timeout_s: provider.timeoutSeconds });
+    const { f } = this;
+    const { provider } = f;
+    const stage = this.state === 'waiting' ? 'headers' : 'chunk';
+    f.log?.({ event: 'proxy_upstream_timeout', request_id: f.requestId, provider: provider.prefix, stage, timeout_s: provider.timeoutSeconds });
     const e = timeoutError(provider.prefix, provider.timeoutSeconds, stage);
-    if (state === 'waiting') {
-      finish();
-      exchange.abort();
+    if (this.state === 'waiting') {
+      this.finish();
+      this.abort();
       if (f.fallback?.({ kind: 'timeout' })) return;
-      sendError(res, requestId, e, false, f.family);
+      sendError(f.res, f.requestId, e, false, f.family);
     } else {
-      failMidway(e);
+      this.failMidway(e);
     }
   }
 
@@ -231,27 +262,29 @@ export function forwardChat(f: Forward): void {
    * last whole event: a partial one is dropped); any other body is cut short, so it
    * cannot pass for complete.
    */
-  function failMidway(e: ProxyError): void {
-    finish();
-    exchange.abort();
-    decoder?.destroy();
-    if (held !== null) {
+  private failMidway(e: ProxyError): void {
+    const { f } = this;
+    this.finish();
+    this.abort();
+    this.decoder?.destroy();
+    if (this.held !== null) {
       // Nothing reached the client yet: it can still get a whole error answer.
-      sendError(res, requestId, e, false, f.family);
-    } else if (!appendable) {
-      res.destroy();
+      sendError(f.res, f.requestId, e, false, f.family);
+    } else if (!this.appendable) {
+      f.res.destroy();
     } else {
-      res.end(sseErrorEvent(e, f.family));
+      f.res.end(sseErrorEvent(e, f.family));
     }
   }
 
-  function onClientClose(): void {
-    if (state === 'done') return;
-    const stage = state;
-    finish();
-    exchange.abort();
-    decoder?.destroy();
-    f.log?.({ event: 'proxy_client_closed', request_id: requestId, provider: provider.prefix, stage, ms: Date.now() - started });
+  private onClientClose(): void {
+    if (this.state === 'done') return;
+    const stage = this.state;
+    this.finish();
+    this.abort();
+    this.decoder?.destroy();
+    const { f } = this;
+    f.log?.({ event: 'proxy_client_closed', request_id: f.requestId, provider: f.provider.prefix, stage, ms: Date.now() - this.started });
   }
 }
 

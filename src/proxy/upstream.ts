@@ -108,38 +108,7 @@ export function createUpstreamPool(options: { ca?: string | Buffer } = {}): Upst
   });
 
   function request(origin: Origin, call: UpstreamCall, sink: ExchangeSink): Exchange {
-    let over = false;
-    let answered = false;
-    let controller: Dispatcher.DispatchController | null = null;
-    // Asked before undici handed us the controller: applied as soon as it does.
-    let pending: 'abort' | 'pause' | null = null;
-
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart(c) {
-        controller = c;
-        if (pending === 'abort') c.abort(new Error('aborted by the proxy'));
-        else if (pending === 'pause') c.pause();
-      },
-      onResponseStart(_c, status, headers) {
-        if (over) return;
-        answered = true;
-        sink.head(status, flatten(headers as Record<string, string | string[] | undefined>));
-      },
-      onResponseData(_c, chunk) {
-        if (!over) sink.data(chunk);
-      },
-      onResponseEnd() {
-        if (over) return;
-        over = true;
-        sink.end();
-      },
-      onResponseError(_c, e) {
-        if (over) return;
-        over = true;
-        sink.fail(failureOf(e, answered));
-      },
-    };
-
+    const exchange = new UndiciExchange(sink);
     agent.dispatch(
       {
         origin: `${origin.protocol}//${origin.host}`,
@@ -151,27 +120,9 @@ export function createUpstreamPool(options: { ca?: string | Buffer } = {}): Upst
         // when none of it was written on the old one.
         idempotent: call.method === 'GET',
       },
-      handler,
+      exchange,
     );
-
-    return {
-      abort() {
-        if (over) return;
-        over = true;
-        if (controller) controller.abort(new Error('aborted by the proxy'));
-        else pending = 'abort';
-      },
-      pause: () => {
-        if (over) return;
-        if (controller) controller.pause();
-        else pending = 'pause';
-      },
-      resume: () => {
-        if (over) return;
-        if (controller) controller.resume();
-        else if (pending === 'pause') pending = null;
-      },
-    };
+    return exchange;
   }
 
   return {
@@ -180,4 +131,65 @@ export function createUpstreamPool(options: { ca?: string | Buffer } = {}): Upst
       void agent.close().catch(() => undefined);
     },
   };
+}
+
+/**
+ * One exchange: undici's handler and the caller's handle in one object (one
+ * allocation per request instead of a closure per callback).
+ */
+class UndiciExchange implements Dispatcher.DispatchHandler, Exchange {
+  private over = false;
+  private answered = false;
+  private controller: Dispatcher.DispatchController | null = null;
+  // Asked before undici handed us the controller: applied as soon as it does.
+  private pending: 'abort' | 'pause' | null = null;
+
+  constructor(private readonly sink: ExchangeSink) {}
+
+  onRequestStart(c: Dispatcher.DispatchController): void {
+    this.controller = c;
+    if (this.pending === 'abort') c.abort(new Error('aborted by the proxy'));
+    else if (this.pending === 'pause') c.pause();
+  }
+
+  onResponseStart(_c: Dispatcher.DispatchController, status: number, headers: Record<string, string | string[] | undefined>): void {
+    if (this.over) return;
+    this.answered = true;
+    this.sink.head(status, flatten(headers));
+  }
+
+  onResponseData(_c: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (!this.over) this.sink.data(chunk);
+  }
+
+  onResponseEnd(): void {
+    if (this.over) return;
+    this.over = true;
+    this.sink.end();
+  }
+
+  onResponseError(_c: Dispatcher.DispatchController, e: Error): void {
+    if (this.over) return;
+    this.over = true;
+    this.sink.fail(failureOf(e, this.answered));
+  }
+
+  abort(): void {
+    if (this.over) return;
+    this.over = true;
+    if (this.controller) this.controller.abort(new Error('aborted by the proxy'));
+    else this.pending = 'abort';
+  }
+
+  pause(): void {
+    if (this.over) return;
+    if (this.controller) this.controller.pause();
+    else this.pending = 'pause';
+  }
+
+  resume(): void {
+    if (this.over) return;
+    if (this.controller) this.controller.resume();
+    else if (this.pending === 'pause') this.pending = null;
+  }
 }

@@ -84,4 +84,39 @@ describe('the real daemon through the entrypoint', () => {
     expect(r.signal === 'SIGTERM' || r.exitCode === 0).toBe(true);
     expect(existsSync(`/proc/${child.pid}`)).toBe(false);
   });
+
+  it('takes the reference\'s settings from compose: API_PORT, API_KEY, an obsolete one named', async () => {
+    const port: number = await freePort();
+    await writeFile(join(fx.root, 'config.yaml'), 'tunnels: []\n');
+    const env = {
+      ...fx.env,
+      PATH: `${fx.bin}:${dirname(process.execPath)}:/usr/bin:/bin`,
+      TUNNEL_USER: 'tunnel',
+      TUNNEL_CONFIG: join(fx.root, 'config.yaml'),
+      // As compose passes them: unset ours as "", the reference's as the user wrote them.
+      TUNNEL_API_TOKEN: '',
+      API_KEY: 'ref-key',
+      API_PORT: String(port),
+      AUTOSSH_GATETIME: '0',
+    };
+    const child = execa(
+      'unshare',
+      ['-m', 'sh', '-c', 'mount --bind "$1" /etc && shift && exec sh "$@"', 'sh', etc, ENTRYPOINT],
+      { env, extendEnv: false, reject: false },
+    );
+    let gone: string | null = null;
+    void child.then((r) => {
+      gone = `exit ${r.exitCode ?? r.signal}: ${String(r.stderr).trim()}`;
+    });
+    try {
+      const h = await health(port, Date.now() + 15_000, () => gone);
+      expect(h.status).toBe(200);
+      expect((await fetch(`http://127.0.0.1:${port}/config`)).status).toBe(401);
+      expect((await fetch(`http://127.0.0.1:${port}/config`, { headers: { authorization: 'Bearer ref-key' } })).status).toBe(200);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    const r = await child;
+    expect(String(r.stderr)).toMatch(/"event":"setting_warning","warning":"AUTOSSH_GATETIME is a setting of autossh-tunnel-dockerized/);
+  });
 });

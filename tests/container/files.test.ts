@@ -132,13 +132,18 @@ describe('compose.yaml', () => {
     expect(d.volumes).toContain(`state:${env.TUNNEL_STATE_DIR}`);
     expect(Object.keys(c.volumes)).toEqual(['state']);
     expect(Object.keys(d.environment).sort()).toEqual(
-      ['API_KEY', 'PGID', 'PUID', 'SSH_DIR_HOST', 'TUNNEL_API_LISTEN', 'TUNNEL_API_TOKEN', 'TUNNEL_DIRECTION_MODE'].sort(),
+      ['API_KEY', 'API_PORT', 'PGID', 'PUID', 'SSH_DIR_HOST', 'TUNNEL_API_LISTEN', 'TUNNEL_API_TOKEN', 'TUNNEL_DIRECTION_MODE'].sort(),
     );
     // Unset, the entrypoint uses 1000 (as autossh-tunnel-dockerized did) and says so.
     expect(d.environment.PUID).toBe("${PUID:-}");
     expect(d.environment.API_KEY).toBe("${API_KEY:-}");
     expect(d.environment.TUNNEL_DIRECTION_MODE).toBe('${TUNNEL_DIRECTION_MODE:-default}');
-    expect(d.environment.TUNNEL_API_LISTEN).toBe('${TUNNEL_API_LISTEN:-127.0.0.1:8080}');
+    // Passed through, empty when unset, so that the daemon applies API_PORT or its default
+    // (no default here, and none in the Dockerfile, that would hide API_PORT).
+    expect(d.environment.TUNNEL_API_LISTEN).toBe('${TUNNEL_API_LISTEN:-}');
+    expect(d.environment.API_PORT).toBe('${API_PORT:-}');
+    expect(env.TUNNEL_API_LISTEN).toBeUndefined();
+    expect(env.TUNNEL_API_URL).toBeUndefined();
     expect(d.healthcheck.test).toEqual(['CMD', 'node', '/usr/local/lib/tunnel-manager/healthcheck.mjs']);
   });
 
@@ -152,6 +157,8 @@ describe('compose.yaml', () => {
     expect(p.restart).toBe('unless-stopped');
     expect(p.volumes).toContain(`./config:${posix.dirname(env.TUNNEL_CONFIG as string)}`);
     expect(p.environment.PANEL_LISTEN).toBe('${PANEL_LISTEN:-127.0.0.1:5000}');
+    // The panel finds the daemon by the same variables the daemon listens by.
+    expect([p.environment.TUNNEL_API_URL, p.environment.TUNNEL_API_LISTEN, p.environment.API_PORT]).toEqual(['${TUNNEL_API_URL:-}', '${TUNNEL_API_LISTEN:-}', '${API_PORT:-}']);
     expect(Object.keys(p.environment)).toEqual(
       expect.arrayContaining(['PUID', 'PGID', 'PANEL_TOKEN', 'TUNNEL_API_URL', 'TUNNEL_API_TOKEN']),
     );

@@ -166,10 +166,9 @@ describe('startListeners', () => {
     const b = await openEvents({ socketPath });
     expect(engine.listenerCount()).toBe(base + 2);
     const ended = Promise.all([a, b].map((res) => new Promise((r) => res.once('close', r))));
-    const t0 = Date.now();
+    // An open stream would keep server.close() waiting forever: resolving at all is the proof.
     await listeners.close();
     await ended;
-    expect(Date.now() - t0).toBeLessThan(1000);
     for (let i = 0; i < 50 && engine.listenerCount() > base; i++) await new Promise((r) => setTimeout(r, 10));
     expect(engine.listenerCount()).toBe(base);
   });

@@ -127,7 +127,10 @@ describe('tunnel-cli against the daemon', () => {
     const r = await sock('logs', h);
     expect(r.code).toBe(0);
     const body = (await api(`/logs/${h}`)).text;
-    expect(r.stdout).toBe((JSON.parse(body) as string[]).map((l) => `${l}\n`).join(''));
+    const parsed = JSON.parse(body) as { status: string; tunnel_hash: string; log: string; lines: string[] };
+    expect(parsed).toEqual({ status: 'success', tunnel_hash: h, log: parsed.lines.join('\n'), lines: expect.any(Array) as unknown });
+    expect(r.stdout).toBe(parsed.lines.map((l) => `${l}\n`).join(''));
+    expect(parsed.lines.length).toBeGreaterThan(0);
     expect((await sock('logs', h, '--json')).stdout).toBe(`${body}\n`);
   });
 

@@ -91,3 +91,22 @@ describe('the SSH directory, judged as ssh judges it', () => {
     expect(r.err).not.toContain('"event":"started"');
   });
 });
+
+describe('an SSH config that is not a regular file', () => {
+  it('--ssh-config /dev/null starts without judging /dev', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tm-settings-'));
+    dirs.push(dir);
+    const r = await runDaemon(dir, '/dev/null', { TUNNEL_API_LISTEN: `127.0.0.1:${await port()}` }, (err) => err.includes('"event":"started"'));
+    expect(r.err).toContain('"event":"started"');
+    expect(r.err).not.toContain('ssh_dir_warning');
+    expect(r.err).not.toContain('/dev/null: the SSH config file does not exist');
+  });
+
+  it('a missing config is still refused with the fix', async () => {
+    const { dir } = setup();
+    const missing = join(dir, 'ssh', 'nope');
+    const r = await runDaemon(dir, missing, { TUNNEL_API_LISTEN: `127.0.0.1:${await port()}` }, () => false);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain(`- ${missing}: the SSH config file does not exist`);
+  });
+});

@@ -59,6 +59,23 @@ describe('the reference implementation\'s settings', () => {
     expect(both.ok && both.value.apiUrl).toBe('http://127.0.0.1:8082');
     expect(both.ok && both.value.warnings).toEqual(['API_BASE_URL is not used because --api or TUNNEL_API_URL is set (they win); set one of them']);
   });
+
+  it('the panel finds the daemon by the variables the daemon listens by (compose passes unset ones as "")', () => {
+    const url = (env: Record<string, string>) => {
+      const r = panelSettings({}, env, account);
+      return r.ok ? r.value.apiUrl : r.error;
+    };
+    const unset = { TUNNEL_API_URL: '', TUNNEL_API_LISTEN: '', API_PORT: '' };
+    expect(url(unset)).toBe('http://127.0.0.1:8080');
+    expect(url({ ...unset, API_PORT: '9191' })).toBe('http://127.0.0.1:9191');
+    expect(url({ ...unset, TUNNEL_API_LISTEN: '127.0.0.2:9292', API_PORT: '9191' })).toBe('http://127.0.0.2:9292');
+    expect(url({ ...unset, TUNNEL_API_LISTEN: '0.0.0.0:9393' })).toBe('http://127.0.0.1:9393');
+    expect(url({ ...unset, TUNNEL_API_LISTEN: '[::]:9494' })).toBe('http://[::1]:9494');
+    // And the daemon, from the same environment, listens there.
+    const d = daemonSettings({}, { ...unset, API_PORT: '9191' }, account);
+    expect(d.ok && d.value.listen).toEqual({ host: '127.0.0.1', port: 9191 });
+    expect(d.ok && d.value.warnings).toEqual([]);
+  });
 });
 
 describe('the panel password rule, one source for the settings and startPanel', () => {
