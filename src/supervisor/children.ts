@@ -1,9 +1,9 @@
 // The pids of our live ssh children, kept in the state dir so that a daemon started
 // after a crash (even kill -9, which no exit handler survives) can end what its
 // predecessor left running. Old children are never adopted: their stderr is gone.
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import type { Clock } from './clock.js';
-import { readJson, writeFileAtomic } from './state-files.js';
+import { writeFileAtomic } from './state-files.js';
 
 interface Entry {
   pid: number;
@@ -11,39 +11,91 @@ interface Entry {
   argv: string[];
 }
 
+/** One line of the file: a child started, or a child gone. */
+type Line = Entry | { pid: number; gone: true };
+
+/** Below this many lines the file is never compacted: small files cost nothing to replay. */
+const COMPACT_MIN_LINES = 64;
+
+/**
+ * The file is a log, one JSON line per change, appended synchronously before the
+ * spawn's caller goes on: a start or exit costs one small write whatever the number of
+ * tunnels (rewriting every pid with its argv on each change was quadratic at 1000
+ * tunnels, and stalled both start and shutdown). No fsync: the guarantee is against a
+ * crashed daemon, whose writes the page cache keeps; a machine crash ends the children
+ * too. The log is rewritten compactly (atomically) once it holds more than twice the
+ * live entries.
+ */
 export class ChildRegistry {
   private readonly entries = new Map<number, Entry>();
+  private lines = 0;
 
   constructor(private readonly path: string) {}
 
   add(pid: number, argv: string[]): void {
     this.entries.set(pid, { pid, argv });
-    this.write();
+    this.append({ pid, argv });
   }
 
   remove(pid: number): void {
-    if (this.entries.delete(pid)) this.write();
+    if (this.entries.delete(pid)) this.append({ pid, gone: true });
   }
 
   /** Starts the file empty (after the leftovers were ended). */
   reset(): void {
     this.entries.clear();
-    this.write();
+    this.compact();
   }
 
-  private write(): void {
-    writeFileAtomic(this.path, `${JSON.stringify([...this.entries.values()])}\n`);
+  private append(line: Line): void {
+    if (this.lines + 1 > Math.max(COMPACT_MIN_LINES, 2 * this.entries.size)) {
+      this.compact();
+      return;
+    }
+    appendFileSync(this.path, `${JSON.stringify(line)}\n`, { mode: 0o600 });
+    this.lines++;
+  }
+
+  private compact(): void {
+    const live = [...this.entries.values()];
+    writeFileAtomic(this.path, live.map((e) => `${JSON.stringify(e)}\n`).join(''));
+    this.lines = live.length;
   }
 }
 
-function readEntries(path: string): Entry[] {
-  const raw = readJson(path);
-  if (!Array.isArray(raw)) return [];
-  return raw.filter(
-    (e): e is Entry =>
-      typeof e === 'object' && e !== null && Number.isInteger((e as Entry).pid) && (e as Entry).pid > 1 &&
-      Array.isArray((e as Entry).argv) && (e as Entry).argv.every((a) => typeof a === 'string'),
-  );
+const isArgv = (a: unknown): a is string[] => Array.isArray(a) && a.every((x) => typeof x === 'string');
+
+/**
+ * The children a file records as live: its lines replayed in order (a line cut short
+ * by a crash is skipped). A file of the earlier format, one JSON array, reads too.
+ */
+export function recordedChildren(path: string): Entry[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return [];
+  }
+  const live = new Map<number, Entry>();
+  const apply = (raw: unknown) => {
+    if (typeof raw !== 'object' || raw === null) return;
+    const { pid, argv, gone } = raw as { pid?: unknown; argv?: unknown; gone?: unknown };
+    if (typeof pid !== 'number' || !Number.isInteger(pid) || pid <= 1) return;
+    if (gone === true) live.delete(pid);
+    else if (isArgv(argv)) live.set(pid, { pid, argv });
+  };
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    let raw: unknown;
+    try {
+      raw = JSON.parse(line) as unknown;
+    } catch {
+      continue;
+    }
+    if (Array.isArray(raw)) raw.forEach(apply);
+    else apply(raw);
+  }
+  return [...live.values()];
 }
 
 /**
@@ -86,7 +138,7 @@ async function waitGone(entries: readonly Entry[], ms: number, clock: Clock): Pr
  * (uninterruptible sleep), which the caller can only report.
  */
 export async function endLeftovers(path: string, graceMs: number, clock: Clock): Promise<{ ended: number[]; stuck: number[] }> {
-  const ours = readEntries(path).filter((e) => runsArgv(e.pid, e.argv));
+  const ours = recordedChildren(path).filter((e) => runsArgv(e.pid, e.argv));
   for (const e of ours) signal(e.pid, 'SIGTERM');
   const stubborn = await waitGone(ours, graceMs, clock);
   for (const e of stubborn) signal(e.pid, 'SIGKILL');

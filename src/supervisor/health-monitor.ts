@@ -1,16 +1,13 @@
 // One tunnel's health watcher while it is RUNNING: feeds the pure rules
-// (tunnel/health.ts) with ssh's lines, the process state from /proc every second,
-// and the optional health_check; asks for a restart after `failures` failed checks
+// (tunnel/health.ts) with ssh's lines, the process state from the shared sweep
+// (process-sweep.ts, every second), and the optional health_check; asks for a restart after `failures` failed checks
 // in a row. Everything it runs is cancelled through one AbortController per run.
-import { readFile } from 'node:fs/promises';
 import { initialHealth, observeHealth, type HealthModel, type HealthObservation } from '../tunnel/health.js';
 import type { HealthCheck } from '../tunnel/spec.js';
 import type { HealthRecord } from '../tunnel/status.js';
 import type { Clock } from './clock.js';
 import { runHealthCheck, type CheckTarget } from './health-check-run.js';
-
-/** How often /proc/<pid>/stat is read while RUNNING: the bound for seeing a stopped ssh. */
-export const PROCESS_CHECK_MS = 1_000;
+import type { OnProcessState } from './process-sweep.js';
 
 /** What one RUNNING period watches. */
 export interface Watched {
@@ -24,22 +21,13 @@ export interface Watched {
 
 export interface HealthMonitorDeps {
   clock: Clock;
+  /** The shared process check (ProcessSweep): reports a pid's state every second until unwatched. */
+  processes: { watch(pid: number, onState: OnProcessState): () => void };
   /** Health changed: publish the status record. */
   onChange(): void;
   /** `failures` checks in a row failed: restart the tunnel. */
   onRestartDue(reason: string): void;
   note(text: string): void;
-}
-
-/** The process state letter from /proc/<pid>/stat (`R`, `S`, `T`, …), or null when it cannot be read. */
-export async function processState(pid: number): Promise<string | null> {
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    // "pid (comm) S …": comm may hold spaces and parentheses, so read after the last ")".
-    return /^\s*(\S)/.exec(stat.slice(stat.lastIndexOf(')') + 1))?.[1] ?? null;
-  } catch {
-    return null;
-  }
 }
 
 export class HealthMonitor {
@@ -68,7 +56,7 @@ export class HealthMonitor {
     this.run = run;
     this.stopped = false;
     this.observe({ kind: 'established', flag: w.flag, remoteBind: w.remoteBind });
-    if (w.pid !== null) void this.watchProcess(w.pid, run.signal);
+    if (w.pid !== null) this.watchProcess(w.pid, run.signal);
     if (w.check !== null) {
       if (w.target === null) {
         this.deps.note('health_check not run: the daemon cannot reach this forward\'s listening side (a -R forward bound to loopback on the server)');
@@ -99,15 +87,14 @@ export class HealthMonitor {
     if (this.model.health !== before) this.deps.onChange();
   }
 
-  private async watchProcess(pid: number, signal: AbortSignal): Promise<void> {
-    const { clock } = this.deps;
-    while (await clock.sleep(PROCESS_CHECK_MS, signal)) {
-      const state = await processState(pid);
+  private watchProcess(pid: number, signal: AbortSignal): void {
+    const unwatch = this.deps.processes.watch(pid, (state) => {
       if (signal.aborted) return;
       this.stopped = state === 'T' || state === 't';
       this.observe({ kind: 'process', stopped: this.stopped });
       this.observe({ kind: 'tick' });
-    }
+    });
+    signal.addEventListener('abort', unwatch, { once: true });
   }
 
   private async watchChecks(check: HealthCheck, target: CheckTarget, signal: AbortSignal): Promise<void> {

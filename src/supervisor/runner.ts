@@ -9,6 +9,7 @@ import type { BackoffPolicy } from './backoff.js';
 import { classifyExit, forwardingRefusedLine, spawnFailure, type Failure } from './classify.js';
 import type { CheckTarget } from './health-check-run.js';
 import { HealthMonitor } from './health-monitor.js';
+import type { ProcessSweep } from './process-sweep.js';
 import type { Clock } from './clock.js';
 import { initialTunnel, isActive, next, pidOf, publicStatus, type Effect, type Event, type Rules, type SpawnMode, type Tunnel } from './lifecycle.js';
 import type { Probe, ProbeTarget } from './probe.js';
@@ -48,6 +49,8 @@ export interface RunnerDeps {
   spawnPty: SpawnPty;
   probe: Probe;
   spacer: SpawnSpacer;
+  /** The one process check for every RUNNING tunnel's ssh. */
+  processes: ProcessSweep;
   /** Records live children's pids in the state dir. */
   registry: { add(pid: number, argv: string[]): void; remove(pid: number): void };
   policy: BackoffPolicy;
@@ -97,6 +100,7 @@ export class Runner {
     this.ring = new LineRing(deps.logLines);
     this.health = new HealthMonitor({
       clock: deps.clock,
+      processes: deps.processes,
       // Inside a transition the lifecycle's own announcement follows.
       onChange: () => {
         if (!this.quietHealth) this.announce();

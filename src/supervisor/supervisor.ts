@@ -2,7 +2,7 @@
 // by the user (start/stop, remembered in the state dir). Operations run one at a
 // time, so a reload never interleaves with a stop.
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { DirectionMode, TunnelSpec } from '../tunnel/spec.js';
 import type { DesiredState, StatusRecord } from '../tunnel/status.js';
 import { DEFAULT_BACKOFF } from './backoff.js';
@@ -14,8 +14,9 @@ import { buildPlan, type PlanContext } from './plan.js';
 import { tcpProbe } from './probe.js';
 import { Runner, type RunnerDeps, type TunnelPlan } from './runner.js';
 import { SpawnSpacer } from './spacing.js';
-import { sshConfigReader, type ReadSshConfig, type SshView } from '../ssh-config/read.js';
-import { FALLBACK_HOST_INFO, type HostInfo } from '../ssh-config/settings.js';
+import { ProcessSweep } from './process-sweep.js';
+import { sshConfigReader } from '../ssh-config/read.js';
+import { HostViews, type Resolution } from './host-views.js';
 import { userConfigFiles } from '../ssh-config/daemon-config.js';
 import { watchSshConfig, type SshConfigWatcher } from '../ssh-config/watch.js';
 import { writeDaemonSshConfig } from './ssh-config-file.js';
@@ -76,10 +77,8 @@ class Supervisor implements SupervisorApi {
   private readonly listeners = new Set<(e: SupervisorEvent) => void>();
   private readonly runnerDeps: RunnerDeps;
   private readonly planContext: PlanContext;
-  private readonly readSshConfig: ReadSshConfig;
   private readonly sshConfigWatcher: SshConfigWatcher;
-  /** The user's config files, watched even before ssh reads them (they may not exist yet). */
-  private readonly userConfigFiles: string[];
+  private readonly hosts: HostViews;
   private queue: Promise<unknown> = Promise.resolve();
   private shutdownPromise: Promise<void> | null = null;
 
@@ -94,12 +93,17 @@ class Supervisor implements SupervisorApi {
     graceMs: number,
     daemonSshConfig: string,
   ) {
-    this.readSshConfig = sshConfigReader(opts.sshBin, opts.sshConfigPath);
     this.planContext = { sshBin: opts.sshBin, sshConfigPath: daemonSshConfig, mode: opts.mode, knownHostsPath, loginLogDir };
-    this.userConfigFiles = userConfigFiles(opts.sshConfigPath).map((f) => (f.startsWith('~/') ? join(homedir(), f.slice(2)) : f));
     this.sshConfigWatcher = watchSshConfig(
-      () => void this.refreshSshConfig('ssh config changed').catch((e: unknown) => log({ event: 'ssh_config_refresh_failed', error: String(e) })),
+      () => this.rereadInBackground([...this.runners.values()].map((r) => r.spec), 'ssh config changed'),
       (e) => log({ event: 'ssh_config_watch_error', error: e.message }),
+    );
+    this.hosts = new HostViews(
+      sshConfigReader(opts.sshBin, opts.sshConfigPath),
+      this.sshConfigWatcher,
+      userConfigFiles(opts.sshConfigPath).map((f) => (f.startsWith('~/') ? join(homedir(), f.slice(2)) : f)),
+      () => [...this.runners.values()].map((r) => r.spec),
+      log,
     );
     this.runnerDeps = {
       clock,
@@ -107,6 +111,7 @@ class Supervisor implements SupervisorApi {
       spawnPty: opts.spawnPty ?? ptySpawn,
       probe: tcpProbe,
       spacer: new SpawnSpacer(clock, DEFAULTS.spawnGapMs, DEFAULTS.maxLoginsInFlight),
+      processes: new ProcessSweep(clock),
       registry,
       policy: DEFAULT_BACKOFF,
       unprobedCapMs: DEFAULTS.unprobedCapMs,
@@ -122,11 +127,15 @@ class Supervisor implements SupervisorApi {
   apply(tunnels: readonly TunnelSpec[]): Promise<ApplyReport> {
     return this.serial(async () => {
       const diff = diffTunnels([...this.runners.values()].map((r) => r.spec), tunnels);
-      // Read the ssh config afresh for every tunnel: a reload (and SIGHUP) is also when
-      // the user expects edits to it to count.
-      const hosts = await this.resolveHosts(tunnels);
-      const planFor = (spec: TunnelSpec) => buildPlan(spec, this.planContext, hosts.get(spec.hash) ?? FALLBACK_HOST_INFO);
-      for (const spec of diff.unchanged) this.replan(spec.hash, planFor(spec));
+      // A reload (and SIGHUP) is also when the user expects edits to the ssh config to
+      // count. New and changed tunnels start with a fresh ssh -G; the unchanged ones are
+      // read again in the background (below), so that applying a one-line change never
+      // waits for a thousand others: what they find only affects probes and next spawns.
+      const fresh = await this.hosts.resolve([...diff.added, ...diff.changed.map((c) => c.after)]);
+      const planFor = (spec: TunnelSpec) => {
+        this.hosts.claim(spec.hash, fresh.round);
+        return buildPlan(spec, this.planContext, fresh.info(spec));
+      };
 
       await Promise.all(
         diff.removed.map(async (spec) => {
@@ -161,6 +170,7 @@ class Supervisor implements SupervisorApi {
       const sorted = [...this.runners.entries()].sort(([a], [b]) => (order.get(a) ?? 0) - (order.get(b) ?? 0));
       this.runners.clear();
       for (const [h, r] of sorted) this.runners.set(h, r);
+      this.rereadInBackground(diff.unchanged, 'reload');
 
       const report: ApplyReport = {
         added: diff.added.map((t) => t.hash),
@@ -281,61 +291,41 @@ class Supervisor implements SupervisorApi {
     return runner;
   }
 
-  /**
-   * Reads `ssh -G` for each tunnel (with its ssh_options), keyed by hash, and watches
-   * the files those answers came from.
-   */
-  private async resolveHosts(specs: readonly TunnelSpec[]): Promise<Map<string, HostInfo>> {
-    // One ssh -G per distinct destination and options: many tunnels share a host.
-    const keyOf = (spec: TunnelSpec) => JSON.stringify([spec.remote_host, spec.ssh_options]);
-    const distinct = new Map(specs.map((spec) => [keyOf(spec), spec]));
-    const read = new Map(
-      await Promise.all(
-        [...distinct].map(async ([key, spec]): Promise<[string, SshView | null]> => {
-          const r = await this.readSshConfig({ host: spec.remote_host, options: spec.ssh_options }).catch((e: unknown) => ({ ok: false as const, error: String(e) }));
-          if (r.ok) return [key, r.value];
-          this.log({ event: 'ssh_config_unreadable', remote_host: spec.remote_host, error: r.error });
-          return [key, null];
-        }),
-      ),
-    );
-    const views = specs.map((spec) => read.get(keyOf(spec)) ?? null);
-    const files = new Set<string>(this.userConfigFiles);
-    const folders = new Set<string>();
-    for (const v of views) {
-      for (const f of v?.sources.files ?? []) files.add(f);
-      for (const p of v?.sources.emptyIncludes ?? []) folders.add(dirname(p));
-    }
-    this.sshConfigWatcher.watch([...files], [...folders]);
-    return new Map(specs.map((s, i) => [s.hash, views[i]?.info ?? FALLBACK_HOST_INFO]));
-  }
-
   /** An explicit start or restart uses what the ssh config says now. */
   private async rereadFor(runner: Runner): Promise<void> {
-    const hosts = await this.resolveHosts([runner.spec]);
-    runner.setPlan(buildPlan(runner.spec, this.planContext, hosts.get(runner.hash) ?? FALLBACK_HOST_INFO));
+    const spec = runner.spec;
+    const r = await this.hosts.resolve([spec]);
+    if (this.hosts.claim(spec.hash, r.round)) runner.setPlan(buildPlan(spec, this.planContext, r.info(spec)));
+  }
+
+  /**
+   * Reads the ssh config again for `specs` without holding up other operations; each
+   * tunnel still configured as it was takes the answer unless a newer read got there first.
+   */
+  private rereadInBackground(specs: readonly TunnelSpec[], reason: string): void {
+    if (specs.length > 0) this.log({ event: 'ssh_config_reread', reason, tunnels: specs.length });
+    void this.hosts
+      .resolve(specs)
+      .then((r) => {
+        if (this.shutdownPromise !== null) return;
+        for (const spec of specs) {
+          if (this.runners.has(spec.hash) && this.hosts.claim(spec.hash, r.round)) this.replan(spec.hash, r, spec);
+        }
+      })
+      .catch((e: unknown) => this.log({ event: 'ssh_config_refresh_failed', error: String(e) }));
   }
 
   /** A new plan for a tunnel left running: used by its next spawn; a retrying tunnel tries at once. */
-  private replan(hash: string, plan: TunnelPlan): void {
+  private replan(hash: string, r: Resolution, spec: TunnelSpec): void {
     const runner = this.runners.get(hash);
     if (runner === undefined) return;
+    const plan: TunnelPlan = buildPlan(spec, this.planContext, r.info(spec));
     const before = JSON.stringify(runner.currentPlan);
     runner.setPlan(plan);
     if (JSON.stringify(plan) === before) return;
     this.log({ event: 'ssh_config_applied', hash });
     // Its backoff was probing what may be the old endpoint: try the new one now.
     if (runner.status().status === 'RETRYING') runner.start({ restart: false });
-  }
-
-  /** Re-reads the ssh config for every tunnel (a watched file changed). */
-  private refreshSshConfig(reason: string): Promise<void> {
-    return this.serial(async () => {
-      const specs = [...this.runners.values()].map((r) => r.spec);
-      this.log({ event: 'ssh_config_reread', reason, tunnels: specs.length });
-      const hosts = await this.resolveHosts(specs);
-      for (const spec of specs) this.replan(spec.hash, buildPlan(spec, this.planContext, hosts.get(spec.hash) ?? FALLBACK_HOST_INFO));
-    });
   }
 
   /** Runs operations one at a time; after shutdown, changes are refused. */

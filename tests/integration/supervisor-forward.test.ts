@@ -1,5 +1,7 @@
 // The supervisor against a real sshd: forwards carry data both ways, a killed ssh comes
 // back, stop and shutdown leave no child behind.
+import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSupervisor } from '../../src/supervisor/index.js';
 import type { SupervisorApi, SupervisorEvent } from '../../src/supervisor/index.js';
@@ -155,3 +157,44 @@ describe('supervision', () => {
     await sup.shutdown();
   });
 });
+
+describe('a reload and the ssh config', () => {
+  it('applies a new tunnel without waiting for the unchanged ones\' ssh -G, which is read again in the background', async () => {
+    // An ssh whose `-G` for the kept tunnel (its ssh_options set ServerAliveCountMax=4)
+    // waits while a `hold` file exists, writing its pid to `held`.
+    const dir = tempDir('tm-sshg-');
+    const bin = join(dir, 'ssh');
+    writeFileSync(
+      bin,
+      `#!/bin/sh
+case " $* " in
+  *" -G "*ServerAliveCountMax=4*)
+    if [ -e ${dir}/hold ]; then echo $$ > ${dir}/held; while [ -e ${dir}/hold ]; do sleep 0.05; done; fi ;;
+esac
+exec ssh "$@"
+`,
+    );
+    chmodSync(bin, 0o755);
+    const sup = await createSupervisor({ sshBin: bin, sshConfigPath: server.sshConfigPath, stateDir: tempDir(), mode: 'default' });
+    supervisors.push(sup);
+    const kept = spec({ name: 'kept', remote_host: 'testhost', remote_port: echo.port, local_port: await port(), direction: 'remote_to_local', ssh_options: { ServerAliveCountMax: '4' } });
+    const added = spec({ name: 'added', remote_host: 'testhost', remote_port: echo.port, local_port: await port(), direction: 'remote_to_local' });
+    await sup.apply([kept]);
+    const keptPid = (await waitState(sup, kept.hash, 'RUNNING')).pid;
+    writeFileSync(join(dir, 'hold'), '');
+    try {
+      const report = await sup.apply([kept, added]);
+      expect(report).toMatchObject({ added: [added.hash], unchanged: [kept.hash] });
+      // The kept tunnel's ssh -G has begun and is still waiting: the reload did not wait for it.
+      const heldPid = Number(await waitFor('the kept tunnel\'s ssh -G', () => existsSync(join(dir, 'held')) && readFileSync(join(dir, 'held'), 'utf8').trim()));
+      expect(alive(heldPid)).toBe(true);
+      const rec = await waitState(sup, added.hash, 'RUNNING');
+      expect(await roundTrip(Number(added.local_port.port))).toBe(true);
+      expect(rec.pid).toBeGreaterThan(0);
+      expect(sup.status(kept.hash)?.pid).toBe(keptPid);
+    } finally {
+      rmSync(join(dir, 'hold'), { force: true });
+    }
+  });
+});
+

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { watchSshConfig } from '../../src/ssh-config/watch.js';
 import { runHealthCheck } from '../../src/supervisor/health-check-run.js';
-import { processState } from '../../src/supervisor/health-monitor.js';
+import { ProcessSweep, statState } from '../../src/supervisor/process-sweep.js';
+import { ManualClock } from './supervisor-fakes.js';
 
 const never = new AbortController().signal;
 const listen = async (server: net.Server | http.Server): Promise<number> => {
@@ -54,19 +55,70 @@ describe('a health_check attempt', () => {
 });
 
 describe('process state', () => {
-  it('reads T for a stopped process and something else once it runs', async () => {
-    const child = spawn('sleep', ['30']);
+  it('reads the state letter after the last ")" of /proc/<pid>/stat', () => {
+    expect(statState('123 (ssh) S 1 2 3')).toBe('S');
+    expect(statState('123 (a) T (b)) T 1 2')).toBe('T');
+    expect(statState('')).toBeNull();
+  });
+
+  it('one sweep on one timer reads every watched process: T while stopped, null once gone, nothing after unwatch', async () => {
+    const clock = new ManualClock();
+    const sweep = new ProcessSweep(clock, 1_000);
+    const a = spawn('sleep', ['30']);
+    const b = spawn('sleep', ['30']);
     try {
-      await new Promise((r) => child.once('spawn', r));
-      expect(await processState(child.pid!)).toMatch(/^[RS]$/);
-      child.kill('SIGSTOP');
-      for (let i = 0; i < 50 && (await processState(child.pid!)) !== 'T'; i++) await new Promise((r) => setTimeout(r, 10));
-      expect(await processState(child.pid!)).toBe('T');
-      child.kill('SIGCONT');
+      await Promise.all([a, b].map((c) => new Promise((r) => c.once('spawn', r))));
+      const seen: Record<string, (string | null)[]> = { a: [], b: [], gone: [] };
+      const unA = sweep.watch(a.pid!, (s) => seen.a!.push(s));
+      sweep.watch(b.pid!, (s) => seen.b!.push(s));
+      const unGone = sweep.watch(2 ** 22 + 12345, (s) => seen.gone!.push(s));
+      // Three watches, one timer.
+      expect(clock.pending()).toBe(1);
+      await clock.advance(1_000);
+      expect(seen.a).toEqual([expect.stringMatching(/^[RS]$/)]);
+      expect(seen.b).toEqual([expect.stringMatching(/^[RS]$/)]);
+      expect(seen.gone).toEqual([null]);
+      b.kill('SIGSTOP');
+      let state: string | null = null;
+      const probe = sweep.watch(b.pid!, (s) => (state = s));
+      for (let i = 0; i < 50 && state !== 'T'; i++) {
+        await new Promise((r) => setTimeout(r, 10));
+        sweep.sweep();
+      }
+      probe();
+      expect(state).toBe('T');
+      await clock.advance(1_000);
+      expect(seen.b!.at(-1)).toBe('T');
+      unA();
+      unA();
+      const before = seen.a!.length;
+      await clock.advance(1_000);
+      expect(seen.a).toHaveLength(before);
+      b.kill('SIGCONT');
+      b.kill('SIGKILL');
+      await new Promise((r) => b.once('exit', r));
+      await clock.advance(1_000);
+      expect(seen.b!.at(-1)).toBeNull();
+      unGone();
+      expect(sweep.size).toBe(1);
     } finally {
-      child.kill('SIGKILL');
+      a.kill('SIGKILL');
+      b.kill('SIGKILL');
     }
-    expect(await processState(2 ** 22 + 12345)).toBeNull();
+  });
+
+  it('stops its timer when nothing is watched and starts it again for the next watch', async () => {
+    const clock = new ManualClock();
+    const sweep = new ProcessSweep(clock, 1_000);
+    const un = sweep.watch(process.pid, () => undefined);
+    expect(clock.pending()).toBe(1);
+    un();
+    await clock.advance(0);
+    expect(clock.pending()).toBe(0);
+    const calls: (string | null)[] = [];
+    sweep.watch(process.pid, (s) => calls.push(s));
+    await clock.advance(1_000);
+    expect(calls).toEqual([expect.stringMatching(/^[RS]$/)]);
   });
 });
 

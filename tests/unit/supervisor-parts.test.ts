@@ -1,9 +1,9 @@
 // The supervisor's small parts: plan, stderr reading, state files.
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ChildRegistry, runsArgv } from '../../src/supervisor/children.js';
+import { ChildRegistry, recordedChildren, runsArgv } from '../../src/supervisor/children.js';
 import { DesiredStore } from '../../src/supervisor/desired.js';
 import { buildPlan, knownHostsList } from '../../src/supervisor/plan.js';
 import { SpawnSpacer, spacingKey } from '../../src/supervisor/spacing.js';
@@ -227,10 +227,31 @@ describe('state files', () => {
     reg.add(123, ['ssh', '-N']);
     reg.add(456, ['ssh', '-N', '-L']);
     reg.remove(123);
-    expect(JSON.parse(readFileSync(paths.children, 'utf8'))).toEqual([{ pid: 456, argv: ['ssh', '-N', '-L'] }]);
+    expect(recordedChildren(paths.children)).toEqual([{ pid: 456, argv: ['ssh', '-N', '-L'] }]);
     expect(runsArgv(process.pid, process.argv.slice(0, 1))).toBe(false);
     const own = readFileSync(`/proc/${process.pid}/cmdline`, 'utf8').split('\0').filter((a, i, xs) => i < xs.length - 1 || a !== '');
     expect(runsArgv(process.pid, own)).toBe(true);
     expect(runsArgv(2 ** 22 + 1, ['ssh'])).toBe(false);
+  });
+
+  it('keeps the children file a log of small appends, compacted once it holds twice the live entries, and replays it', () => {
+    const paths = statePaths(dir());
+    prepareStateDir(paths);
+    const reg = new ChildRegistry(paths.children);
+    reg.reset();
+    const argv = (pid: number) => ['ssh', '-N', '-L', `${pid}:localhost:22`];
+    for (let pid = 1000; pid < 1300; pid++) reg.add(pid, argv(pid));
+    // One line per start, nothing rewritten: the file grows by appends.
+    expect(readFileSync(paths.children, 'utf8').trim().split('\n')).toHaveLength(300);
+    for (let pid = 1000; pid < 1250; pid++) reg.remove(pid);
+    const lines = readFileSync(paths.children, 'utf8').trim().split('\n');
+    expect(lines.length).toBeLessThanOrEqual(Math.max(64, 2 * 50));
+    const live = Array.from({ length: 50 }, (_, i) => ({ pid: 1250 + i, argv: argv(1250 + i) }));
+    expect(recordedChildren(paths.children)).toEqual(live);
+    // A line cut short by a crash is skipped; the earlier format (one JSON array) still reads.
+    appendFileSync(paths.children, '{"pid":99');
+    expect(recordedChildren(paths.children)).toEqual(live);
+    writeFileSync(paths.children, `${JSON.stringify([{ pid: 7, argv: ['ssh'] }])}\n`);
+    expect(recordedChildren(paths.children)).toEqual([{ pid: 7, argv: ['ssh'] }]);
   });
 });

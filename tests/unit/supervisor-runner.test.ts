@@ -4,6 +4,7 @@ import { DEFAULT_BACKOFF } from '../../src/supervisor/backoff.js';
 import type { ProbeTarget } from '../../src/supervisor/probe.js';
 import { Runner, type RunnerDeps, type TunnelPlan } from '../../src/supervisor/runner.js';
 import { FRESH_PROMPT_MS } from '../../src/supervisor/lifecycle.js';
+import { ProcessSweep } from '../../src/supervisor/process-sweep.js';
 import { SpawnSpacer } from '../../src/supervisor/spacing.js';
 import type { LoginOutcome, TerminalSink } from '../../src/supervisor/types.js';
 import { parseEndpoint } from '../../src/tunnel/endpoint.js';
@@ -75,6 +76,7 @@ function harness(spacer?: SpawnSpacer, sharedClock?: ManualClock): Harness {
       return probeAnswer.value;
     },
     spacer: spacer ?? new SpawnSpacer(clock, 100),
+    processes: new ProcessSweep(clock),
     registry: { add: (pid, argv) => registry.set(pid, argv), remove: (pid) => registry.delete(pid) },
     policy: DEFAULT_BACKOFF,
     unprobedCapMs: 4_000,
