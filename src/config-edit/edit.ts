@@ -169,7 +169,9 @@ function setField(doc: Document, map: YAMLMap, field: FormField, value: string, 
   const node = map.get(field, true);
   // An alias that already stands for the value stays an alias.
   if (isAlias(node) && scalarText(deref(node)) === value) return;
-  if (value === '' && field === 'name') {
+  // An empty name or direction means the default (`unnamed`, remote_to_local): no key is
+  // written for it, and an existing one is removed, as the reference's files leave them out.
+  if (value === '' && (field === 'name' || field === 'direction')) {
     if (node === undefined) return;
     const idx = map.items.findIndex((p) => scalarText(p.key) === field);
     const [removed] = map.items.splice(idx, 1);
@@ -256,7 +258,7 @@ function newEntry(doc: Document, fields: TunnelFields, siblings: readonly unknow
   const map = doc.createNode({}) as YAMLMap;
   for (const f of FORM_FIELDS) {
     const value = fields[f];
-    if (value === '' && f === 'name') continue;
+    if (value === '' && (f === 'name' || f === 'direction')) continue;
     const typed = typedValue(f, value);
     const node = doc.createNode(typed) as Scalar;
     const sibling = isMap(like) ? like.get(f, true) : undefined;

@@ -185,6 +185,22 @@ describe('editing keeps the file', () => {
     expect(flow).toContain('  - {name: new,');
   });
 
+  it('an empty direction writes no key: the entry keeps meaning remote_to_local and its hash', () => {
+    const bare = 'tunnels:\n  - name: db\n    remote_host: bastion\n    remote_port: 5432\n    local_port: 15432\n';
+    const before = readEntries(bare);
+    const updated = apply(bare, { kind: 'update', index: 0, fields: fields({ name: 'db', remote_host: 'bastion', remote_port: '5433', local_port: '15432', direction: '' }) });
+    expect(updated).not.toContain('direction');
+    const added = apply(bare, { kind: 'add', fields: fields({ direction: '' }) });
+    expect(added).not.toContain('direction');
+    const withKey = apply(bare.replace('local_port: 15432\n', 'local_port: 15432\n    direction: remote_to_local\n'), { kind: 'update', index: 0, fields: fields({ name: 'db', remote_host: 'bastion', remote_port: '5432', local_port: '15432', direction: '' }) });
+    expect(withKey).not.toContain('direction');
+    const after = readEntries(withKey);
+    expect(before.ok && after.ok && after.value[0]?.hash).toBe(before.ok && before.value[0]?.hash);
+    const loaded = parseConfigText(updated);
+    expect(loaded.kind).toBe('ok');
+    expect(loaded.kind === 'ok' && loaded.config.tunnels[0]?.direction).toBe('remote_to_local');
+  });
+
   it('edits of a missing entry are refused', () => {
     const r = applyEdit(FILE, { kind: 'update', index: 7, fields: fields() });
     expect(!r.ok && r.error.reason).toBe('not_found');
