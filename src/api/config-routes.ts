@@ -3,10 +3,11 @@ import type { z } from 'zod';
 import type { EditPlan, ConfigStore, ConfigView, SaveFailure } from '../config-edit/store.js';
 import type { EngineApi } from './engine-api.js';
 import { err, ok, type Result } from '../result.js';
-import { lookupHash } from '../tunnel/lookup.js';
+import { resolveAmong } from './resolve.js';
 import { apiError, internalErrorHandler } from './errors.js';
 import { bodyProblems, ReferenceConfigBody, ReferenceTunnelBody, referenceTunnel, tunnelInput } from './reference-tunnel.js';
 import type { SuccessBody } from './types.js';
+import { unreachable } from '../unreachable.js';
 
 /**
  * The reference implementation's configuration API (SPEC §6, §12) on the daemon's own
@@ -29,31 +30,16 @@ export function createConfigApp(engine: EngineApi, store: ConfigStore, onBug?: P
         return apiError('config_not_editable', `${store.path}: ${f.message}`);
       case 'not_found':
         return apiError('tunnel_not_found', f.message);
-      default: {
-        const never: never = f;
-        return never;
-      }
+      default:
+        return unreachable(f);
     }
   };
 
   /** The full hash a hash or prefix names in the file now (4+ hex characters; the reference's 8 are a case of it). */
   const resolve = async (param: string): Promise<Result<string, Response>> => {
     const view = await store.view();
-    const found = lookupHash(param, view.entries.flatMap((e) => (e.hash === null ? [] : [e.hash])));
-    if (found.ok) return found;
-    const f = found.error;
-    switch (f.reason) {
-      case 'invalid':
-        return err(apiError('invalid_hash', f.message));
-      case 'ambiguous':
-        return err(apiError('ambiguous_hash', f.message, { matches: f.matches }));
-      case 'not_found':
-        return err(apiError('tunnel_not_found', `${f.message} in ${store.path}`));
-      default: {
-        const never: never = f;
-        return never;
-      }
-    }
+    const known = view.entries.flatMap((e) => (e.hash === null ? [] : [e.hash]));
+    return resolveAmong(known, param, (message) => apiError('tunnel_not_found', `${message} in ${store.path}`));
   };
 
   /** The entry's place when the save runs; gone by then (the file changed) is not_found. */

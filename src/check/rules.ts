@@ -1,4 +1,5 @@
 import type { CheckProblem } from './report.js';
+import { unreachable } from '../unreachable.js';
 
 // The permission rules for the SSH directory and their wording. docker/entrypoint.sh
 // applies the same rules with the same sentences; change both together.
@@ -82,10 +83,8 @@ export function entryFindings(shown: string, kind: EntryKind, mode: number, owne
     case 'other':
       if (open) out.warned.push({ where: shown, what: `mode is ${perm}; ssh accepts it, 600 keeps it private`, fix: `chmod 600 ${q}` });
       break;
-    default: {
-      const never: never = kind;
-      return never;
-    }
+    default:
+      return unreachable(kind);
   }
   if (owner !== uid) {
     out.warned.push({ where: shown, what: `owned by uid ${owner}, not by uid ${uid} (the user tunnel-manager runs as)`, fix: `sudo chown ${uid} ${q}` });

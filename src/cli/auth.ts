@@ -6,6 +6,7 @@ import WebSocket from 'ws';
 import type { ApiErrorBody, TerminalClientMessage, TerminalServerMessage } from '../api/types.js';
 import { EXIT } from './commands.js';
 import { describeTarget, type Target } from './target.js';
+import { unreachable } from '../unreachable.js';
 
 /** Ctrl-C: leaves the terminal; a password prompt needs no interrupt key. */
 export const DETACH_KEY = '\x03';
@@ -129,10 +130,8 @@ export function runAuth(hash: string, target: Target, io: TerminalIo): Promise<n
               return finish(EXIT.failed, `tunnel-cli: the tunnel was stopped during the login`);
             case 'AUTH_REQUIRED':
               return finish(EXIT.failed, `tunnel-cli: the login failed: ${m.message ?? 'ssh exited'}; run tunnel-cli auth ${hash} to try again`);
-            default: {
-              const never: never = m.status;
-              return never;
-            }
+            default:
+              return unreachable(m.status);
           }
         default:
           return;

@@ -1,3 +1,5 @@
+import { unreachable } from '../unreachable.js';
+
 /**
  * One reload at a time, and a request that arrives while one runs folded into a
  * single follow-up, so the file's latest state is applied exactly once more:
@@ -67,10 +69,8 @@ export function createReloadQueue<T>(task: () => Promise<T>): ReloadQueue<T> {
         }
         case 'queued':
           return state.waiters.promise;
-        default: {
-          const never: never = state;
-          return never;
-        }
+        default:
+          return unreachable(state);
       }
     },
     state: () => state.id,
