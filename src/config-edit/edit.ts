@@ -1,6 +1,7 @@
-import { isMap, isScalar, isSeq, Scalar, type Document, type Pair, type YAMLMap, type YAMLSeq } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, LineCounter, Scalar, type Document, type Pair, type YAMLMap, type YAMLSeq } from 'yaml';
 import { err, ok, type Result } from '../result.js';
-import { entryHash, readInteractive } from '../config/identity.js';
+import { entryHash, fieldsOf, readInteractive } from '../config/identity.js';
+import { Tree } from '../config/tree.js';
 import { parseEditable, printEditable, scalarText, type EditableDoc } from './yaml-doc.js';
 import { unreachable } from '../unreachable.js';
 
@@ -88,22 +89,31 @@ function tunnelsNode(doc: Document): Result<YAMLSeq | null, EditFailure> {
   return ok(t);
 }
 
-function fieldText(map: YAMLMap, key: string): string {
-  return scalarText(map.get(key, true)) ?? '';
+type Deref = (node: unknown) => unknown;
+
+/** Aliases (`*x`) resolved as the daemon resolves them, so that views and hashes match its reading. */
+function derefIn(doc: Document): Deref {
+  const tree = new Tree(doc, new LineCounter());
+  return (node) => tree.deref(node);
 }
 
-function viewOf(text: string, item: unknown, index: number): EntryView {
+function fieldText(map: YAMLMap, key: string, deref: Deref = (n) => n): string {
+  return scalarText(deref(map.get(key, true))) ?? '';
+}
+
+function viewOf(text: string, written: unknown, index: number, deref: Deref): EntryView {
+  const item = deref(written);
   const range = (item as { range?: [number, number, number] }).range;
   const empty: TunnelFields = { name: '', remote_host: '', remote_port: '', local_port: '', direction: '' };
   if (!isMap(item)) return { index, line: lineOf(text, range?.[0]), fields: empty, interactive: false, health_check: null, other_keys: [], hash: null };
   const fields = { ...empty };
-  for (const f of FORM_FIELDS) fields[f] = fieldText(item, f);
-  const reading = readInteractive(item.get('interactive', true));
+  for (const f of FORM_FIELDS) fields[f] = fieldText(item, f, deref);
+  const reading = readInteractive(deref(item.get('interactive', true)));
   const interactive = reading.ok && reading.value;
   const keys = item.items.map((p) => scalarText(p.key) ?? '?');
   const health_check = healthCheckOf(item);
   const other_keys = keys.filter((k) => !(FORM_FIELDS as readonly string[]).includes(k) && !(k === 'health_check' && health_check !== null));
-  const hash = entryHash((f) => item.get(f, true));
+  const hash = entryHash(fieldsOf(deref, item));
   return { index, line: lineOf(text, range?.[0]), fields, interactive, health_check, other_keys, hash };
 }
 
@@ -141,7 +151,8 @@ export function readEntries(text: string): Result<EntryView[], EditFailure> {
   if (!parsed.ok) return err({ reason: 'unparsable', message: parsed.error });
   const seq = tunnelsNode(parsed.value.doc);
   if (!seq.ok) return seq;
-  return ok((seq.value?.items ?? []).map((item, i) => viewOf(text, item, i)));
+  const deref = derefIn(parsed.value.doc);
+  return ok((seq.value?.items ?? []).map((item, i) => viewOf(text, item, i, deref)));
 }
 
 /** What a form value becomes in YAML: ports that are only digits are numbers, the rest strings. */
@@ -154,8 +165,10 @@ function typedValue(field: FormField, value: string): string | number {
  * Sets one field in place. An unchanged value is left alone (its quoting and format
  * too); a changed one keeps the node, so its quote style and comment stay.
  */
-function setField(doc: Document, map: YAMLMap, field: FormField, value: string): void {
+function setField(doc: Document, map: YAMLMap, field: FormField, value: string, deref: Deref): void {
   const node = map.get(field, true);
+  // An alias that already stands for the value stays an alias.
+  if (isAlias(node) && scalarText(deref(node)) === value) return;
   if (value === '' && field === 'name') {
     if (node === undefined) return;
     const idx = map.items.findIndex((p) => scalarText(p.key) === field);
@@ -209,7 +222,8 @@ function setInteractive(doc: Document, map: YAMLMap, value: boolean | undefined)
 
 /** Replaces the whole list: an entry with an incoming hash is kept as it is; one at the same place is edited in place; the rest are new. */
 function replaceAll(doc: Document, seq: YAMLSeq, tunnels: readonly TunnelInput[], text: string): void {
-  const old = seq.items.map((item, i) => ({ item, view: viewOf(text, item, i) }));
+  const deref = derefIn(doc);
+  const old = seq.items.map((item, i) => ({ item, view: viewOf(text, item, i, deref) }));
   const incoming = tunnels.map((t) => inputHash({ ...t, interactive: t.interactive ?? false }));
   const used = new Set<number>();
   const keptByHash = incoming.map((h) => {
@@ -223,7 +237,7 @@ function replaceAll(doc: Document, seq: YAMLSeq, tunnels: readonly TunnelInput[]
     const here = old[i];
     if (here !== undefined && !used.has(i) && isMap(here.item)) {
       used.add(i);
-      for (const f of FORM_FIELDS) setField(doc, here.item, f, t.fields[f]);
+      for (const f of FORM_FIELDS) setField(doc, here.item, f, t.fields[f], deref);
       setInteractive(doc, here.item, t.interactive);
       setHealthCheck(doc, here.item, t.health_check);
       return here.item;
@@ -298,7 +312,8 @@ export function applyEdit(text: string, edit: Edit): Result<string, EditFailure>
       const item = found.value?.items[edit.index];
       if (item === undefined) return err({ reason: 'not_found', message: `the file has no tunnel number ${edit.index + 1}` });
       if (!isMap(item)) return err({ reason: 'shape', message: `tunnel number ${edit.index + 1} is not a map; fix it by hand first` });
-      for (const f of FORM_FIELDS) setField(e.doc, item, f, edit.fields[f]);
+      const deref = derefIn(e.doc);
+      for (const f of FORM_FIELDS) setField(e.doc, item, f, edit.fields[f], deref);
       setInteractive(e.doc, item, edit.interactive);
       setHealthCheck(e.doc, item, edit.health_check);
       return ok(printEditable(e));

@@ -1,4 +1,4 @@
-import { isScalar } from 'yaml';
+import { isScalar, type YAMLMap } from 'yaml';
 import { tunnelHash, type TunnelIdentity } from '../tunnel/hash.js';
 
 /**
@@ -50,6 +50,16 @@ export function identityOf(field: (key: IdentityField) => unknown): TunnelIdenti
 /** The hash of an entry, from `identityOf`. */
 export function entryHash(field: (key: IdentityField) => unknown): string {
   return tunnelHash(identityOf(field));
+}
+
+/**
+ * How the daemon finds an identity field in an entry map: the value of its key with
+ * aliases resolved by `deref` (Tree.deref), so that `name: *n` reads as the anchored
+ * text. Every reader of the file (the daemon, the panel, `/config` edits) goes through
+ * this, so that a file with aliases has one hash everywhere.
+ */
+export function fieldsOf(deref: (node: unknown) => unknown, entry: YAMLMap): (key: IdentityField) => unknown {
+  return (key) => deref(entry.get(key, true));
 }
 
 /** How `interactive` was written: the boolean it means, and whether that spelling is the canonical one. */

@@ -1,5 +1,5 @@
 import { isMap } from 'yaml';
-import { identityOf } from './identity.js';
+import { fieldsOf, identityOf } from './identity.js';
 import type { ReadDocument } from './schema.js';
 import type { Tree } from './tree.js';
 import type { ConfigProblem, LoadResult, RejectedEntry } from './types.js';
@@ -46,6 +46,6 @@ export function isolate(tree: Tree, read: ReadDocument): LoadResult {
 function rejectedEntry(tree: Tree, node: unknown, index: number, problems: ConfigProblem[]): RejectedEntry {
   const at = tree.at(node);
   if (!isMap(node)) return { index, ...at, name: null, problems };
-  const identity = identityOf((key) => tree.deref(node.get(key, true)));
+  const identity = identityOf(fieldsOf((n) => tree.deref(n), node));
   return { index, ...at, name: identity.name, problems };
 }

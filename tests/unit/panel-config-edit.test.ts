@@ -245,6 +245,36 @@ describe('the panel and the daemon agree on every hash', () => {
     const entries = readEntries(text);
     expect(entries.ok && entries.value[0]!.hash).toBe(daemonHash);
   });
+
+  it('with YAML aliases: the panel resolves them as the daemon does, shows the values, and an unchanged save keeps them', () => {
+    const text = [
+      'tunnels:',
+      '  - name: &n db',
+      '    remote_host: &h bastion',
+      '    remote_port: &p 05432',
+      '    local_port: 15432',
+      '    direction: &d remote_to_local',
+      '    interactive: &i yes',
+      '  - name: db2',
+      '    remote_host: *h',
+      '    remote_port: *p',
+      '    local_port: 15433',
+      '    direction: *d',
+      '    interactive: *i',
+      '',
+    ].join('\n');
+    const loaded = parseConfigText(text);
+    expect(loaded.kind).toBe('ok');
+    const daemonHashes = loaded.kind === 'ok' ? loaded.config.tunnels.map((t) => t.hash) : [];
+    expect(new Set(daemonHashes).size).toBe(2);
+    const entries = readEntries(text);
+    expect(entries.ok && entries.value.map((e) => e.hash)).toEqual(daemonHashes);
+    const second = entries.ok ? entries.value[1]! : null;
+    expect(second?.fields).toEqual({ name: 'db2', remote_host: 'bastion', remote_port: '05432', local_port: '15433', direction: 'remote_to_local' });
+    expect(second?.interactive).toBe(true);
+    // Saving the form unchanged leaves the aliases as written.
+    expect(apply(text, { kind: 'update', index: 1, fields: second!.fields })).toBe(text);
+  });
 });
 
 describe('the form edits health_check', () => {
