@@ -5,6 +5,7 @@ import http from 'node:http';
 import net from 'node:net';
 import type { CheckTarget } from '../tunnel/check-target.js';
 import type { HealthCheck } from '../tunnel/spec.js';
+import { unreachable } from '../unreachable.js';
 
 export type { CheckTarget };
 
@@ -78,9 +79,7 @@ export function runHealthCheck(check: HealthCheck, target: CheckTarget, signal: 
       return tcpCheck(target, timeoutMs, signal);
     case 'http':
       return httpCheck(target, check.path, timeoutMs, signal);
-    default: {
-      const never: never = check.type;
-      throw new Error(`unknown health check ${String(never)}`);
-    }
+    default:
+      return unreachable(check.type, 'health check');
   }
 }

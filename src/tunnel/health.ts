@@ -2,6 +2,8 @@
 // forward is established; health says what the evidence since then shows. Pure: fed
 // with ssh's output lines, the process state from /proc and health_check results.
 
+import { unreachable } from '../unreachable.js';
+
 export type HealthState = 'ok' | 'degraded' | 'unknown';
 
 /** The `health` field of a status record, `since` in epoch milliseconds here (ISO in the record). */
@@ -146,10 +148,8 @@ function reduce(m: HealthModel, o: HealthObservation, at: number): HealthModel {
         : { ...m, causes: { ...m.causes, check: `health check failed: ${o.detail}` } };
     case 'tick':
       return confirmOld(m, at);
-    default: {
-      const never: never = o;
-      throw new Error(`unknown observation ${JSON.stringify(never)}`);
-    }
+    default:
+      return unreachable(o, 'observation');
   }
 }
 
