@@ -102,7 +102,7 @@ if [ "$#" -eq 0 ]; then
 else
   case $1 in
     serve | -*) mode=serve && set -- tunnel-manager "$@" ;;
-    check | panel | proxy) mode=$1 && set -- tunnel-manager "$@" ;;
+    check | panel | proxy | migrate) mode=$1 && set -- tunnel-manager "$@" ;;
   esac
 fi
 

@@ -30,6 +30,7 @@ describe('entrypoint: user switch', () => {
     [['check'], 'check'],
     [['panel', '--listen', '127.0.0.1:5001'], 'panel --listen 127.0.0.1:5001'],
     [['proxy'], 'proxy'],
+    [['migrate', '--write'], 'migrate --write'],
     [['serve'], 'serve'],
     [['--config', '/x.yaml'], '--config /x.yaml'],
   ])('passes %j to tunnel-manager', async (args, shown) => {
@@ -208,9 +209,9 @@ describe('entrypoint: the SSH directory', () => {
     expect(r.stderr).not.toContain(fx.sshDir);
   });
 
-  it('leaves the SSH directory to `check` and ignores it for panel and proxy', async () => {
+  it('leaves the SSH directory to `check` and ignores it for panel, proxy and migrate', async () => {
     await chmod(fx.sshDir, 0o755);
-    for (const cmd of ['check', 'panel', 'proxy']) {
+    for (const cmd of ['check', 'panel', 'proxy', 'migrate']) {
       const r = await entrypoint(fx.env, [cmd]);
       expect(r.exitCode, cmd).toBe(0);
       expect(r.stdout).toBe(`uid=${UID} gid=${UID} groups=${UID} args=${cmd}`);
