@@ -28,11 +28,13 @@ RUN npm run build \
  && mkdir /out \
  && tar -xzf /tmp/tunnel-manager-*.tgz -C /out --strip-components=1
 
-# --- production dependencies only, from the same lock file (node-pty compiled here)
+# --- production dependencies only, from the same lock file (node-pty compiled here;
+# it is optional for npm, so the build checks that it loads: the image must have it)
 FROM toolchain AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund \
+ && node -e 'require("node-pty")' \
  && npm cache clean --force
 
 # --- runtime

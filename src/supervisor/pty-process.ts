@@ -4,7 +4,7 @@
 // FileTail. The terminal's output goes only to an attached person, never to a log.
 import { openSync, closeSync, rmSync } from 'node:fs';
 import { constants } from 'node:os';
-import { spawn as spawnInPty, type IPty } from 'node-pty';
+import { createRequire } from 'node:module';
 import { FileTail } from './log-tail.js';
 import type { ChildExit, SshChild } from './ssh-process.js';
 
@@ -28,6 +28,39 @@ export type SpawnPty = (file: string, args: readonly string[], onLine: (line: st
 
 // Enough for a banner and a prompt; anything older was already seen or is gone.
 const SCREEN_BYTES = 8 * 1024;
+// node-pty is an optional dependency: it has no Linux prebuild, and `npm ci` without a
+// compiler skips it rather than failing. It is loaded on the first interactive start,
+// so the daemon runs without it and only an interactive tunnel says what is missing.
+const NO_PTY =
+  'interactive tunnels need node-pty, which is not installed or could not be loaded: ' +
+  'install make, g++ and python3, then run npm ci again';
+/**
+ * The part of node-pty used here, written out so that the code builds and type-checks
+ * where the optional package could not be installed.
+ */
+interface IPty {
+  readonly pid: number;
+  onData(listener: (data: string) => void): unknown;
+  onExit(listener: (e: { exitCode: number; signal?: number }) => void): unknown;
+  write(data: string): void;
+  resize(cols: number, rows: number): void;
+  kill(signal?: string): void;
+}
+interface NodePty {
+  spawn(file: string, args: string[], options: { name: string; cols: number; rows: number; cwd: string; env: NodeJS.ProcessEnv }): IPty;
+}
+
+/** node-pty from `load` (a require), or the error that says what to install. */
+export function loadPty(load: (id: string) => unknown): NodePty | Error {
+  try {
+    return load('node-pty') as NodePty;
+  } catch (e) {
+    return new Error(`${NO_PTY} (${e instanceof Error ? (e.message.split('\n')[0] ?? '') : String(e)})`);
+  }
+}
+let loaded: NodePty | Error | null = null;
+const nodePty = (): NodePty | Error => (loaded ??= loadPty(createRequire(import.meta.url)));
+
 const signalName = (n: number): string => Object.entries(constants.signals).find(([, v]) => v === n)?.[0] ?? `signal ${n}`;
 
 export const ptySpawn: SpawnPty = (file, args, onLine) => {
@@ -41,7 +74,9 @@ export const ptySpawn: SpawnPty = (file, args, onLine) => {
 
   let proc: IPty;
   try {
-    proc = spawnInPty(file, [...args], {
+    const pty = nodePty();
+    if (pty instanceof Error) throw pty;
+    proc = pty.spawn(file, [...args], {
       name: 'xterm-256color',
       cols: 80,
       rows: 24,
