@@ -1,5 +1,6 @@
 // Reads the examples of a Markdown page: the fenced blocks in order, and for every
 // ```sh block the ```text block right after it (its expected output), if any.
+import { spawn } from 'node:child_process';
 
 export interface Fence {
   lang: string;
@@ -59,4 +60,19 @@ export function matchesOutput(expected: string, actual: string): boolean {
     return a < act.length && pattern(line).test((act[a] as string).trimEnd()) && go(e + 1, a + 1);
   };
   return go(0, 0);
+}
+
+/** Runs a documentation example's command; stdout and stderr together, killed after 30 s. */
+export function runExample(command: string, args: string[], options: { env: NodeJS.ProcessEnv; cwd?: string }): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d) => (output += String(d)));
+    child.stderr.on('data', (d) => (output += String(d)));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
 }

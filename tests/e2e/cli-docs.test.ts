@@ -1,13 +1,12 @@
 // docs/control.md's examples, run as written against the built daemon and a real sshd;
 // their outputs must match the ones the page shows.
-import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain JS helper shared with the scripts
 import { portIsFree } from '../../scripts/lib/sshd.mjs';
-import { examples, fences, matchesOutput } from './cli-docs-blocks.js';
+import { examples, fences, matchesOutput, runExample } from './cli-docs-blocks.js';
 import { CLI, REPO, port, sshd, startDaemon, type Daemon, type Sshd } from './daemon-harness.js';
 
 const PAGE = join(REPO, 'docs/control.md');
@@ -19,17 +18,7 @@ let daemon: Daemon;
 let bin: string;
 
 function run(script: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn('bash', ['-o', 'pipefail', '-c', `exec 2>&1\n${script}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (d) => (output += String(d)));
-    child.stderr.on('data', (d) => (output += String(d)));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    });
-  });
+  return runExample('bash', ['-o', 'pipefail', '-c', `exec 2>&1\n${script}`], { env });
 }
 
 describe('docs/control.md', () => {

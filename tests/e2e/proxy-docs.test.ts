@@ -1,13 +1,12 @@
 // docs/proxy.md's examples, run as written against the built daemon serving the page's
 // own configuration, with its tunnel through a real sshd: only the addresses change
 // (the model server is the mock upstream, the listener a free port instead of 8080).
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../src/config/load.js';
 import { startMockUpstream, type MockUpstream } from '../proxy/mock-upstream.js';
-import { fences } from './cli-docs-blocks.js';
+import { fences, runExample } from './cli-docs-blocks.js';
 import { REPO, port, sshd, startDaemon, type Daemon, type Sshd } from './daemon-harness.js';
 
 const markdown = readFileSync(join(REPO, 'docs/proxy.md'), 'utf8');
@@ -20,17 +19,7 @@ let daemon: Daemon;
 let scripts: string;
 
 function run(command: string, args: string[]): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(command, args, { env: { ...process.env, PROXY_KEY }, stdio: ['ignore', 'pipe', 'pipe'], cwd: scripts });
-    let output = '';
-    child.stdout.on('data', (d) => (output += String(d)));
-    child.stderr.on('data', (d) => (output += String(d)));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    });
-  });
+  return runExample(command, args, { env: { ...process.env, PROXY_KEY }, cwd: scripts });
 }
 
 const here = (text: string) => text.replaceAll('127.0.0.1:8080', `127.0.0.1:${daemon.apiPort}`);
