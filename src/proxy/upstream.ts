@@ -1,4 +1,4 @@
-import { Agent, type Dispatcher } from 'undici';
+import { Agent } from 'undici';
 
 /**
  * The proxy's HTTP client for its providers, on undici's dispatcher: keep-alive
@@ -85,16 +85,6 @@ function failureOf(e: Error & { code?: string; cause?: unknown }, answered: bool
   return { code: e.code ?? 'ERROR', message: e.message, answered };
 }
 
-function flatten(headers: Record<string, string | string[] | undefined>): string[] {
-  const raw: string[] = [];
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined) continue;
-    if (Array.isArray(value)) for (const v of value) raw.push(name, v);
-    else raw.push(name, value);
-  }
-  return raw;
-}
-
 /** `ca`: extra trusted certificates for https providers (tests use a self-signed one); the system's CAs otherwise. */
 export function createUpstreamPool(options: { ca?: string | Buffer } = {}): UpstreamPool {
   const agent = new Agent({
@@ -135,40 +125,50 @@ export function createUpstreamPool(options: { ca?: string | Buffer } = {}): Upst
 
 /**
  * One exchange: undici's handler and the caller's handle in one object (one
- * allocation per request instead of a closure per callback).
+ * allocation per request instead of a closure per callback). It implements the
+ * dispatcher's handler interface in its original form (onConnect, onHeaders,
+ * onData…), which undici's core calls directly; a handler in the newer form
+ * (onRequestStart…) is wrapped per request in an adapter that also parses the
+ * head into an object, which costs more than the rest of this class.
  */
-class UndiciExchange implements Dispatcher.DispatchHandler, Exchange {
+class UndiciExchange implements Exchange {
   private over = false;
   private answered = false;
-  private controller: Dispatcher.DispatchController | null = null;
-  // Asked before undici handed us the controller: applied as soon as it does.
-  private pending: 'abort' | 'pause' | null = null;
+  private abortRequest: ((e: Error) => void) | null = null;
+  private resumeBody: (() => void) | null = null;
+  private paused = false;
+  // Asked before undici handed us its abort: applied as soon as it does.
+  private pendingAbort = false;
 
   constructor(private readonly sink: ExchangeSink) {}
 
-  onRequestStart(c: Dispatcher.DispatchController): void {
-    this.controller = c;
-    if (this.pending === 'abort') c.abort(new Error('aborted by the proxy'));
-    else if (this.pending === 'pause') c.pause();
+  onConnect(abort: (e: Error) => void): void {
+    this.abortRequest = abort;
+    if (this.pendingAbort) abort(new Error('aborted by the proxy'));
   }
 
-  onResponseStart(_c: Dispatcher.DispatchController, status: number, headers: Record<string, string | string[] | undefined>): void {
-    if (this.over) return;
+  onHeaders(status: number, raw: Buffer[], resume: () => void): boolean {
+    this.resumeBody = resume;
+    if (this.over) return true;
     this.answered = true;
-    this.sink.head(status, flatten(headers));
+    const headers = new Array<string>(raw.length);
+    for (let i = 0; i < raw.length; i++) headers[i] = raw[i]!.toString('latin1');
+    this.sink.head(status, headers);
+    return !this.paused;
   }
 
-  onResponseData(_c: Dispatcher.DispatchController, chunk: Buffer): void {
+  onData(chunk: Buffer): boolean {
     if (!this.over) this.sink.data(chunk);
+    return !this.paused;
   }
 
-  onResponseEnd(): void {
+  onComplete(): void {
     if (this.over) return;
     this.over = true;
     this.sink.end();
   }
 
-  onResponseError(_c: Dispatcher.DispatchController, e: Error): void {
+  onError(e: Error): void {
     if (this.over) return;
     this.over = true;
     this.sink.fail(failureOf(e, this.answered));
@@ -177,19 +177,17 @@ class UndiciExchange implements Dispatcher.DispatchHandler, Exchange {
   abort(): void {
     if (this.over) return;
     this.over = true;
-    if (this.controller) this.controller.abort(new Error('aborted by the proxy'));
-    else this.pending = 'abort';
+    if (this.abortRequest) this.abortRequest(new Error('aborted by the proxy'));
+    else this.pendingAbort = true;
   }
 
   pause(): void {
-    if (this.over) return;
-    if (this.controller) this.controller.pause();
-    else this.pending = 'pause';
+    if (!this.over) this.paused = true;
   }
 
   resume(): void {
-    if (this.over) return;
-    if (this.controller) this.controller.resume();
-    else if (this.pending === 'pause') this.pending = null;
+    if (this.over || !this.paused) return;
+    this.paused = false;
+    this.resumeBody?.();
   }
 }
