@@ -58,9 +58,8 @@ export function createProxyApp(deps: ProxyDeps): ProxyApp {
   });
   const fastPath = (req: IncomingMessage, res: ServerResponse): boolean => {
     const url = req.url ?? '';
-    if (!url.startsWith('/v1/')) return false;
     const q = url.indexOf('?');
-    const handler = routes.endpoints.get(q === -1 ? url.slice(3) : url.slice(3, q));
+    const handler = routes.byUrlPath.get(q === -1 ? url : url.slice(0, q));
     if (handler === undefined) return false;
     try {
       handler(req, res);

@@ -92,7 +92,7 @@ export function sendToTargets(a: Attempts): void {
       pool: a.pool,
       payload: a.payloadFor(target.model),
       endpoint: a.endpoint.path,
-      forwardHeaders: a.runtime.forwardHeaders,
+      forwarded: a.runtime.forwarded,
       family: a.endpoint.family,
       tunnelHint: () => a.tunnelHint(provider),
       log: a.log,

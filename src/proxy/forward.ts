@@ -25,8 +25,8 @@ export interface Forward {
   payload: Buffer;
   /** The path under the provider's base URL; `/chat/completions` when absent. */
   endpoint?: string;
-  /** `proxy.forward_headers`: client headers passed on beyond the built-in ones. */
-  forwardHeaders?: readonly string[];
+  /** The client headers passed on (`forwardedNames`: the built-in ones and `proxy.forward_headers`). */
+  forwarded: readonly string[];
   /** Whose error shape the client reads (the endpoint's). */
   family?: ErrorFamily;
   /**
@@ -80,6 +80,9 @@ class Relay implements ExchangeSink {
   private clientBlocked = false;
   // Whether a body byte went to the client (the head goes with the first one).
   private wrote = false;
+  // The upstream's Content-Length when its bytes reach the client unchanged (else -1):
+  // a body that arrives whole in one piece leaves with the head in one `end`.
+  private whole = -1;
   // An error answer held back until complete, so that the upstream key can be blanked out of it.
   private held: { status: number; rawHeaders: string[]; chunks: Buffer[]; size: number } | null = null;
   private readonly started = Date.now();
@@ -97,7 +100,7 @@ class Relay implements ExchangeSink {
       {
         method: 'POST',
         path: `${f.provider.basePath}${f.endpoint ?? '/chat/completions'}`,
-        headers: upstreamRequestHeaders(f.req, f.requestId, f.provider.credential, f.forwardHeaders ?? []),
+        headers: upstreamRequestHeaders(f.req, f.requestId, f.provider.credential, f.forwarded),
         body: f.payload,
       },
       this,
@@ -123,7 +126,7 @@ class Relay implements ExchangeSink {
     }
     this.state = 'relaying';
     this.timer!.refresh();
-    const { contentType, contentEncoding } = scan(rawHeaders);
+    const { contentType, contentEncoding, contentLength } = scan(rawHeaders);
     const encoding = bodyEncoding(contentEncoding);
     if (encoding.kind === 'decodable') {
       this.decoder = createBodyDecoder(encoding.name, { data: (c) => this.onPlain(c), end: () => this.onPlainEnd(), error: (m) => this.onUndecodable(m) });
@@ -141,6 +144,7 @@ class Relay implements ExchangeSink {
     }
     this.appendable = encoding.kind !== 'opaque' && contentType !== undefined && /^\s*text\/event-stream/i.test(contentType);
     if (this.appendable) this.frames = createSseFrames();
+    else if (this.decoder === null && contentLength !== undefined) this.whole = Number(contentLength);
     res.writeHead(status, clientHeaders(rawHeaders, requestId, this.decoder !== null));
     // The client learns the stream has begun even if the first event is slow. Not at
     // once: the first event often came in the same read, and then goes out with the
@@ -169,8 +173,15 @@ class Relay implements ExchangeSink {
 
   private write(out: Buffer): void {
     const { res } = this.f;
-    this.wrote = true;
     this.f.observer?.tap(out);
+    if (!this.wrote && out.length === this.whole) {
+      // The whole answer in one piece: it is complete, whatever undici says next.
+      this.wrote = true;
+      this.finish();
+      res.end(out);
+      return;
+    }
+    this.wrote = true;
     if (!res.write(out) && !this.clientBlocked) {
       // A slow reader is not an upstream gap: stop reading (TCP pushes back on the
       // upstream) and let the timer ignore the pause.
@@ -288,14 +299,16 @@ class Relay implements ExchangeSink {
   }
 }
 
-/** The two response headers the relay depends on, in one pass over the raw list. */
-function scan(rawHeaders: readonly string[]): { contentType: string | undefined; contentEncoding: string | undefined } {
+/** The response headers the relay depends on, in one pass over the raw list. */
+function scan(rawHeaders: readonly string[]): { contentType: string | undefined; contentEncoding: string | undefined; contentLength: string | undefined } {
   let contentType: string | undefined;
   let contentEncoding: string | undefined;
+  let contentLength: string | undefined;
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!;
     if (name.length === 12 && name.toLowerCase() === 'content-type') contentType = rawHeaders[i + 1];
     else if (name.length === 16 && name.toLowerCase() === 'content-encoding') contentEncoding = rawHeaders[i + 1];
+    else if (name.length === 14 && name.toLowerCase() === 'content-length') contentLength = rawHeaders[i + 1];
   }
-  return { contentType, contentEncoding };
+  return { contentType, contentEncoding, contentLength };
 }

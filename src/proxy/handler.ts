@@ -23,6 +23,8 @@ export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void;
 export interface ProxyRoutes {
   /** One handler per endpoint of ENDPOINTS, by path under /v1. */
   endpoints: ReadonlyMap<string, NodeHandler>;
+  /** The same handlers by their whole path (`/v1/chat/completions`), so that a request URL without a query is looked up as it is. */
+  byUrlPath: ReadonlyMap<string, NodeHandler>;
   /** GET /v1/models */
   models: NodeHandler;
   /** GET /v1/models/{id} (the id may hold colons and slashes). */
@@ -172,8 +174,10 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
     sendError(res, requestId, notFound(req.method ?? '', path), true, path === '/v1/messages' || path.startsWith('/v1/messages/') ? 'anthropic' : 'openai');
   };
 
+  const endpoints = new Map(ENDPOINTS.map((e) => [e.path, forward(e)]));
   return {
-    endpoints: new Map(ENDPOINTS.map((e) => [e.path, forward(e)])),
+    endpoints,
+    byUrlPath: new Map([...endpoints].map(([path, handler]) => [`/v1${path}`, handler])),
     models,
     model,
     other,
@@ -204,7 +208,7 @@ export function createProxyHandler(deps: ProxyDeps): NodeHandler & { close(): vo
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
-    const endpoint = path.startsWith('/v1/') ? routes.endpoints.get(path.slice(3)) : undefined;
+    const endpoint = routes.byUrlPath.get(path);
     if (endpoint !== undefined) return endpoint(req, res);
     if (path === '/v1/models') return routes.models(req, res);
     if (path.startsWith('/v1/models/') && path.length > '/v1/models/'.length) return routes.model(req, res);

@@ -108,13 +108,19 @@ function sameKey(bytes: Uint8Array, start: number, end: number, key: string): bo
 export function spliceTopLevelString(body: Buffer, key: string, value: string): Buffer {
   const spans = topLevelValueSpans(body, key);
   if (spans.length === 0) return body;
-  const replacement = Buffer.from(JSON.stringify(value), 'utf8');
-  const parts: Buffer[] = [];
-  let at = 0;
+  const replacement = JSON.stringify(value);
+  const width = Buffer.byteLength(replacement, 'utf8');
+  let size = body.length;
+  for (const [start, end] of spans) size += width - (end - start);
+  // One buffer written in place: this runs for every proxied request.
+  const out = Buffer.allocUnsafe(size);
+  let from = 0;
+  let to = 0;
   for (const [start, end] of spans) {
-    parts.push(body.subarray(at, start), replacement);
-    at = end;
+    to += body.copy(out, to, from, start);
+    to += out.write(replacement, to, 'utf8');
+    from = end;
   }
-  parts.push(body.subarray(at));
-  return Buffer.concat(parts);
+  body.copy(out, to, from);
+  return out;
 }

@@ -1,5 +1,5 @@
 import { Registry } from 'prom-client';
-import { PlainCounter, PlainHistogram } from './series.js';
+import { PlainCounter, PlainHistogram, type Cell, type HistogramCell } from './series.js';
 
 /** The proxy's Prometheus series, in a registry of its own that the host serves (merged into the daemon's /metrics). */
 export interface ProxyMetrics {
@@ -15,7 +15,7 @@ export interface RequestRecord {
   provider: string;
   endpoint: string;
   /** The status answered, or `client_closed`. */
-  status: string;
+  status: number | 'client_closed';
   seconds: number;
   ttfbSeconds: number | null;
   tokensIn: number | null;
@@ -26,6 +26,16 @@ export interface RequestRecord {
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 
 type Pair = 'provider' | 'endpoint';
+
+interface PairCells {
+  key: string;
+  labels: Record<Pair, string>;
+  byStatus: Map<number | 'client_closed', Cell<Pair | 'status'>>;
+  duration: HistogramCell<Pair>;
+  ttfb: HistogramCell<Pair> | null;
+  tokensIn: Cell<Pair | 'direction'> | null;
+  tokensOut: Cell<Pair | 'direction'> | null;
+}
 
 export function createProxyMetrics(): ProxyMetrics {
   const registry = new Registry();
@@ -51,22 +61,39 @@ export function createProxyMetrics(): ProxyMetrics {
     'Times an alias target was passed over for the next one: reason unreachable, timeout, status_429, status_5xx, resting, tunnel_down, key_unusable.',
     registry,
   );
-  const tokenCell = (pair: string, provider: string, endpoint: string, direction: 'in' | 'out') => {
-    const key = `${pair}\n${direction}`;
-    return tokens.find(key) ?? tokens.create(key, { provider, endpoint, direction });
+  // The cells of one provider and endpoint, found with two lookups on strings that
+  // come from the config and the endpoint table (their hashes are cached), never on a
+  // key built per request.
+  const pairs = new Map<string, Map<string, PairCells>>();
+  const cellsOf = (provider: string, endpoint: string): PairCells => {
+    let byEndpoint = pairs.get(provider);
+    if (byEndpoint === undefined) pairs.set(provider, (byEndpoint = new Map()));
+    let cells = byEndpoint.get(endpoint);
+    if (cells === undefined) {
+      const key = `${provider}\n${endpoint}`;
+      const labels = { provider, endpoint };
+      cells = { key, labels, byStatus: new Map(), duration: duration.create(key, labels), ttfb: null, tokensIn: null, tokensOut: null };
+      byEndpoint.set(endpoint, cells);
+    }
+    return cells;
   };
   return {
     registry,
     record(r) {
-      // One key per label set; the label objects are built only the first time.
-      const pair = `${r.provider}\n${r.endpoint}`;
       const { provider, endpoint, status } = r;
-      const withStatus = `${pair}\n${status}`;
-      (requests.find(withStatus) ?? requests.create(withStatus, { provider, endpoint, status })).value += 1;
-      duration.observe(duration.find(pair) ?? duration.create(pair, { provider, endpoint }), r.seconds);
-      if (r.ttfbSeconds !== null) ttfb.observe(ttfb.find(pair) ?? ttfb.create(pair, { provider, endpoint }), r.ttfbSeconds);
-      if (r.tokensIn !== null) tokenCell(pair, provider, endpoint, 'in').value += r.tokensIn;
-      if (r.tokensOut !== null) tokenCell(pair, provider, endpoint, 'out').value += r.tokensOut;
+      const cells = cellsOf(provider, endpoint);
+      let count = cells.byStatus.get(status);
+      if (count === undefined) {
+        const label = String(status);
+        count = requests.create(`${provider}\n${endpoint}\n${label}`, { provider, endpoint, status: label });
+        cells.byStatus.set(status, count);
+      }
+      count.value += 1;
+      duration.observe(cells.duration, r.seconds);
+      // Series a pair never had (no first byte, no usage reported) are not shown as zeros.
+      if (r.ttfbSeconds !== null) ttfb.observe((cells.ttfb ??= ttfb.create(cells.key, cells.labels)), r.ttfbSeconds);
+      if (r.tokensIn !== null) (cells.tokensIn ??= tokens.create(`${cells.key}\nin`, { ...cells.labels, direction: 'in' })).value += r.tokensIn;
+      if (r.tokensOut !== null) (cells.tokensOut ??= tokens.create(`${cells.key}\nout`, { ...cells.labels, direction: 'out' })).value += r.tokensOut;
     },
     fellBack(provider, reason) {
       const key = `${provider}\n${reason}`;

@@ -132,10 +132,10 @@ export function parseList(prefix: string, text: string): Listing {
   return { ok: true, value: out };
 }
 
-function listHeaders(p: Provider): Record<string, string> {
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (p.credential !== null) headers[p.credential.name] = p.credential.value;
-  if (p.credential?.name === 'x-api-key' || onlyAnthropic(p)) headers['anthropic-version'] = ANTHROPIC_VERSION;
+function listHeaders(p: Provider): string[] {
+  const headers = ['accept', 'application/json'];
+  if (p.credential !== null) headers.push(p.credential.name, p.credential.value);
+  if (p.credential?.name === 'x-api-key' || onlyAnthropic(p)) headers.push('anthropic-version', ANTHROPIC_VERSION);
   return headers;
 }
 

@@ -84,7 +84,7 @@ class RequestObservation implements Observation {
     metrics?.record({
       provider: this.provider ?? 'none',
       endpoint: this.endpoint,
-      status: status === null ? 'client_closed' : String(status),
+      status: status ?? 'client_closed',
       seconds: ms / 1000,
       ttfbSeconds: ttfb === null ? null : ttfb / 1000,
       tokensIn: usage?.input ?? null,

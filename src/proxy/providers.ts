@@ -1,3 +1,4 @@
+import { forwardedNames } from './request-headers.js';
 import { expandEnv, type ProviderFormat, type ProxyConfig } from '../config/proxy-schema.js';
 import type { Result } from '../result.js';
 import { digestKey, type KeyDigest } from './auth.js';
@@ -53,8 +54,8 @@ export interface Runtime {
   defaultProvider: string | null;
   /** Null: no CORS at all. */
   corsOrigins: readonly string[] | null;
-  /** `proxy.forward_headers`. */
-  forwardHeaders: readonly string[];
+  /** The client headers passed on to providers: the built-in ones and `proxy.forward_headers` (see request-headers.ts). */
+  forwarded: readonly string[];
   /** Null when `api_keys` is absent (the group is open); the digests of the keys that expanded otherwise. */
   clientKeys: KeyDigest[] | null;
   /** Variables named in `api_keys` that are unset: those entries match nothing. */
@@ -164,7 +165,7 @@ export function compile(config: ProxyConfig, env: NodeJS.ProcessEnv): Runtime {
     aliases,
     defaultProvider: config.default_provider ?? null,
     corsOrigins: config.cors_origins ?? null,
-    forwardHeaders: config.forward_headers ?? [],
+    forwarded: forwardedNames(config.forward_headers ?? []),
     clientKeys,
     unsetClientKeyVariables,
   };

@@ -1,11 +1,11 @@
 import type { IncomingMessage } from 'node:http';
-import { NEVER_FORWARDED } from '../config/forward-headers.js';
 import type { Credential } from './providers.js';
 
 /**
  * Which client request headers reach the provider. Only named ones: routing and
  * tracing headers clients rely on, plus `proxy.forward_headers`. Never credentials
- * (the provider gets its own key or none) and never the client connection's framing.
+ * (the provider gets its own key or none; the config refuses them in
+ * `forward_headers`) and never the client connection's framing.
  */
 export const FORWARDED_BY_DEFAULT = [
   'user-agent',
@@ -18,36 +18,49 @@ export const FORWARDED_BY_DEFAULT = [
   'anthropic-beta',
 ] as const;
 
-/** The head of the request to the provider. Values with a line break are left out (Node's parser refuses them before this; this holds without it). */
-export function upstreamRequestHeaders(
-  req: IncomingMessage,
-  requestId: string,
-  credential: Credential | null,
-  extra: readonly string[],
-): Record<string, string> {
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    accept: headerValue(req.headers.accept) ?? 'application/json',
+/**
+ * The names passed on from the client, lower case and each once: the built-in list,
+ * then `proxy.forward_headers`. Computed once per config, not per request. `accept`
+ * is left out: the proxy always sends it (the client's, else JSON).
+ */
+export function forwardedNames(forwardHeaders: readonly string[]): readonly string[] {
+  const names = new Set<string>(FORWARDED_BY_DEFAULT);
+  for (const name of forwardHeaders) names.add(name.toLowerCase());
+  names.delete('accept');
+  return [...names];
+}
+
+/**
+ * The head of the request to the provider, as a flat `[name, value, …]` list (what
+ * the upstream client takes without copying). `forwarded` comes from
+ * `forwardedNames`. Values with a line break are left out (Node's parser refuses
+ * them before this; this holds without it).
+ */
+export function upstreamRequestHeaders(req: IncomingMessage, requestId: string, credential: Credential | null, forwarded: readonly string[]): string[] {
+  const from = req.headers;
+  const headers = [
+    'content-type',
+    'application/json',
+    'accept',
+    headerValue(from.accept) ?? 'application/json',
     // The proxy scans event streams and error bodies; it asks for them as plain text
     // (and still decodes a provider that compresses anyway).
-    'accept-encoding': 'identity',
-    'x-request-id': requestId,
-  };
-  for (const name of FORWARDED_BY_DEFAULT) copy(req, headers, name);
-  for (const name of extra) {
-    const lower = name.toLowerCase();
-    if (!NEVER_FORWARDED.has(lower)) copy(req, headers, lower);
+    'accept-encoding',
+    'identity',
+    'x-request-id',
+    requestId,
+  ];
+  for (let i = 0; i < forwarded.length; i++) {
+    const name = forwarded[i]!;
+    const raw = from[name];
+    if (raw === undefined) continue;
+    const value = headerValue(Array.isArray(raw) ? raw.join(', ') : raw);
+    if (value !== undefined) headers.push(name, value);
   }
-  if (credential !== null) headers[credential.name] = credential.value;
+  if (credential !== null) headers.push(credential.name, credential.value);
   return headers;
 }
 
-function copy(req: IncomingMessage, into: Record<string, string>, name: string): void {
-  const raw = req.headers[name];
-  const value = headerValue(Array.isArray(raw) ? raw.join(', ') : raw);
-  if (value !== undefined) into[name] = value;
-}
-
 function headerValue(value: string | undefined): string | undefined {
-  return value === undefined || /[\r\n]/.test(value) ? undefined : value;
+  return value === undefined || value.includes('\n') || value.includes('\r') ? undefined : value;
 }

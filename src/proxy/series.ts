@@ -7,12 +7,12 @@ import type { MetricValue, MetricValueWithName, Registry } from 'prom-client';
  * `inc`/`observe`, which cost more than the rest of a proxied request's bookkeeping.
  * Here a request finds its cell once (a Map lookup on a string key) and adds to it.
  */
-interface Cell<L extends string> {
+export interface Cell<L extends string> {
   labels: Record<L, string>;
   value: number;
 }
 
-interface HistogramCell<L extends string> {
+export interface HistogramCell<L extends string> {
   labels: Record<L, string>;
   /** Count per bucket, not cumulative (summed when rendered). */
   buckets: Float64Array;

@@ -23,7 +23,8 @@ export interface Origin {
 export interface UpstreamCall {
   method: 'GET' | 'POST';
   path: string;
-  headers: Record<string, string>;
+  /** `[name, value, …]`, lower-case names, each once; the call takes the list over (content-length is appended to it). */
+  headers: string[];
   body: Buffer | null;
 }
 
@@ -85,6 +86,11 @@ function failureOf(e: Error & { code?: string; cause?: unknown }, answered: bool
   return { code: e.code ?? 'ERROR', message: e.message, answered };
 }
 
+function appendLength(headers: string[], length: number): string[] {
+  headers.push('content-length', String(length));
+  return headers;
+}
+
 /** `ca`: extra trusted certificates for https providers (tests use a self-signed one); the system's CAs otherwise. */
 export function createUpstreamPool(options: { ca?: string | Buffer } = {}): UpstreamPool {
   const agent = new Agent({
@@ -104,7 +110,7 @@ export function createUpstreamPool(options: { ca?: string | Buffer } = {}): Upst
         origin: `${origin.protocol}//${origin.host}`,
         path: call.path,
         method: call.method,
-        headers: call.body === null ? call.headers : { ...call.headers, 'content-length': String(call.body.length) },
+        headers: call.body === null ? call.headers : appendLength(call.headers, call.body.length),
         body: call.body,
         // A POST is never sent twice: undici moves a request to a new connection only
         // when none of it was written on the old one.

@@ -7,10 +7,10 @@ import { createProxyMetrics } from '../../src/proxy/metrics.js';
 
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 const records = [
-  { provider: 'a', endpoint: '/chat/completions', status: '200', seconds: 0.003, ttfbSeconds: 0.002, tokensIn: 5, tokensOut: 7 },
-  { provider: 'a', endpoint: '/chat/completions', status: '200', seconds: 0.2, ttfbSeconds: 0.01, tokensIn: 1, tokensOut: null },
-  { provider: 'a', endpoint: '/chat/completions', status: '502', seconds: 700, ttfbSeconds: null, tokensIn: null, tokensOut: null },
-  { provider: 'none', endpoint: '/embeddings', status: 'client_closed', seconds: 0.05, ttfbSeconds: null, tokensIn: null, tokensOut: null },
+  { provider: 'a', endpoint: '/chat/completions', status: 200, seconds: 0.003, ttfbSeconds: 0.002, tokensIn: 5, tokensOut: 7 },
+  { provider: 'a', endpoint: '/chat/completions', status: 200, seconds: 0.2, ttfbSeconds: 0.01, tokensIn: 1, tokensOut: null },
+  { provider: 'a', endpoint: '/chat/completions', status: 502, seconds: 700, ttfbSeconds: null, tokensIn: null, tokensOut: null },
+  { provider: 'none', endpoint: '/embeddings', status: 'client_closed' as const, seconds: 0.05, ttfbSeconds: null, tokensIn: null, tokensOut: null },
 ];
 
 /** The same records through prom-client's own metrics, for comparison. */
@@ -24,7 +24,7 @@ function reference(): Registry {
   const fallbacks = new Counter({ name: 'proxy_fallbacks_total', help: 'x', labelNames: ['provider', 'reason'], registers });
   for (const r of records) {
     const labels = { provider: r.provider, endpoint: r.endpoint };
-    requests.inc({ ...labels, status: r.status });
+    requests.inc({ ...labels, status: String(r.status) });
     duration.observe(labels, r.seconds);
     if (r.ttfbSeconds !== null) ttfb.observe(labels, r.ttfbSeconds);
     if (r.tokensIn !== null) tokens.inc({ ...labels, direction: 'in' }, r.tokensIn);

@@ -82,7 +82,7 @@ function get(pool: UpstreamPool, origin: Origin): Promise<Outcome> {
     const out: Outcome = { status: 0, body: '', failure: null };
     pool.request(
       origin,
-      { method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json' }, body: Buffer.from('{}') },
+      { method: 'POST', path: '/v1/chat/completions', headers: ['content-type', 'application/json'], body: Buffer.from('{}') },
       {
         head: (status) => void (out.status = status),
         data: (c) => void (out.body += c.toString()),
@@ -186,7 +186,7 @@ describe('the upstream client', () => {
 
   it('closes the connection when the exchange is aborted', async () => {
     const { server, pool } = await withServer(() => {});
-    const exchange = pool.request(origin(server.port), { method: 'GET', path: '/v1/models', headers: {}, body: null }, { head() {}, data() {}, end() {}, fail() {} });
+    const exchange = pool.request(origin(server.port), { method: 'GET', path: '/v1/models', headers: [], body: null }, { head() {}, data() {}, end() {}, fail() {} });
     for (let i = 0; i < 200 && server.heads.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
     exchange.abort();
     for (let i = 0; i < 200 && server.closed < server.connections; i++) await new Promise((r) => setTimeout(r, 10));
