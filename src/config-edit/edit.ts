@@ -2,7 +2,7 @@ import { isMap, isScalar, isSeq, Scalar, type Document, type Pair, type YAMLMap,
 import { err, ok, type Result } from '../result.js';
 import { DEFAULT_DIRECTION, DEFAULT_NAME, entryHash, fieldsOf, readInteractive } from '../config/identity.js';
 import { fieldPair } from '../config/merge.js';
-import { derefIn, releaseAnchors, type Deref } from './anchors.js';
+import { aliasTargets, derefIn, keepAliasTargets, releaseAnchors, type Deref } from './anchors.js';
 import { keepOthers, meanings } from './keep-values.js';
 import { writtenEntriesHold, type Written } from './verify.js';
 import { parseEditable, printEditable, scalarText, type EditableDoc } from './yaml-doc.js';
@@ -92,6 +92,13 @@ function tunnelsNode(doc: Document): Result<YAMLSeq | null, EditFailure> {
   return ok(t);
 }
 
+/** What a form value means: an empty name or direction is the default, written or not. */
+export function fieldMeaning(field: FormField, text: string): string {
+  if (text !== '') return text;
+  if (field === 'name') return DEFAULT_NAME;
+  return field === 'direction' ? DEFAULT_DIRECTION : '';
+}
+
 /** A key's value as the daemon reads it: aliases resolved, merge keys (`<<: *defaults`) applied. */
 function fieldValue(map: YAMLMap, key: string, deref: Deref): unknown {
   return deref(fieldPair(deref, map, key)?.pair.value);
@@ -175,7 +182,10 @@ function typedValue(field: FormField, value: string): string | number {
  * a key written in the entry, the merge itself stays.
  */
 function setField(doc: Document, map: YAMLMap, field: FormField, value: string): void {
-  if (fieldText(map, field, derefIn(doc)) === value) return;
+  const now = fieldText(map, field, derefIn(doc));
+  // A client that sends back the default of a field the entry leaves out (the reference's
+  // records fill direction in) changes nothing.
+  if (now === value || (now === '' && fieldMeaning(field, '') === value)) return;
   const own = map.get(field, true);
   // An empty name or direction means the default (`unnamed`, remote_to_local): no key is
   // written for it, and an existing one is removed, as the reference's files leave them out.
@@ -273,7 +283,9 @@ function replaceAll(doc: Document, seq: YAMLSeq, tunnels: readonly TunnelInput[]
   });
   // Entries that go: anchors in them that others use move first, in file order.
   for (const [k, o] of old.entries()) if (!used.has(k)) releaseAnchors(doc, o.item);
+  const targets = aliasTargets(doc);
   seq.items = items;
+  keepAliasTargets(doc, targets);
   return { edited, written: tunnels.map((input, index) => ({ index, input, checkHealth: (keptByHash[index] ?? -1) < 0 })) };
 }
 

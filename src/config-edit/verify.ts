@@ -1,6 +1,5 @@
-import { DEFAULT_DIRECTION, DEFAULT_NAME } from '../config/identity.js';
 import { err, ok, type Result } from '../result.js';
-import { FORM_FIELDS, type EntryView, type FormField, type TunnelInput } from './edit.js';
+import { fieldMeaning as meaning, FORM_FIELDS, type EntryView, type TunnelInput } from './edit.js';
 
 /**
  * The other half of "never loses an edit": after an edit, the entries it wrote read
@@ -15,13 +14,6 @@ export interface Written {
   input: TunnelInput;
   /** False for an entry kept as it was because it already had the hash sent (its health_check is left as written). */
   checkHealth: boolean;
-}
-
-/** An empty name or direction means the default, written or not. */
-function meaning(field: FormField, text: string): string {
-  if (text !== '') return text;
-  if (field === 'name') return DEFAULT_NAME;
-  return field === 'direction' ? DEFAULT_DIRECTION : '';
 }
 
 function mismatch(view: EntryView, w: Written): string | null {
