@@ -30,7 +30,7 @@ const SRC_FOLDERS = ['tunnel', 'config', 'config-edit', 'ssh-config', 'superviso
 /**
  * One `files` block per folder of src/: the folders (and main.ts) it may not import.
  * Layers: config, tunnel → supervisor → api → daemon → main; check reads config and
- * tunnel; cli uses the API's types (and its socket path and SSE parser: the client side
+ * tunnel; cli uses the API's types (and its socket path and SSE reader: the client side
  * of the wire format); the panel reads config and tunnel and talks to the daemon over
  * HTTP like the CLI; the proxy knows only its config schema.
  */
@@ -105,12 +105,12 @@ export default defineConfig(
   layer('daemon', ['panel', 'cli', 'check', 'main']),
   layer('panel', others('panel', 'config', 'config-edit', 'tunnel', 'api'), {
     // The panel is a client of the daemon's HTTP API: its wire types, and the loopback rule.
-    patterns: [{ group: ['../api/*', '!../api/listen.js', '!../api/sse-parser.js'], allowTypeImports: true, message: 'src/panel takes only types from src/api (and its loopback rule and SSE parser).' }],
+    patterns: [{ group: ['../api/*', '!../api/listen.js', '!../api/sse-reader.js'], allowTypeImports: true, message: 'src/panel takes only types from src/api (and its loopback rule and SSE reader).' }],
   }),
   layer('cli', others('cli', 'api'), {
     // `tunnel-cli hash` computes the reference's hash offline, with the one hash function.
     allow: { tunnel: ['../tunnel/hash.js'] },
-    patterns: [{ group: ['../api/*', '!../api/paths.js', '!../api/sse-parser.js'], allowTypeImports: true, message: 'tunnel-cli takes only types from src/api (and the socket path and SSE parser).' }],
+    patterns: [{ group: ['../api/*', '!../api/paths.js', '!../api/sse-reader.js'], allowTypeImports: true, message: 'tunnel-cli takes only types from src/api (and the socket path and SSE reader).' }],
   }),
   layer('proxy', others('proxy', 'config'), {
     // Its own section of the config: proxy-schema.ts and the forward_headers field it uses.

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { err, ok, type Result } from '../result.js';
-import { SseParser, type SseItem } from '../api/sse-parser.js';
+import { createSseReader, type SseItem } from '../api/sse-reader.js';
 import { describeTarget, type Target } from './target.js';
 
 /** A daemon answer: status and the body exactly as sent. */
@@ -69,7 +69,7 @@ export interface EventStream {
 }
 
 /**
- * Opens GET /events and resolves once the daemon's first bytes (its `: connected`
+ * Opens GET /events and resolves once the daemon's first item (its `: connected`
  * comment) arrived, so that a change made afterwards is sure to be reported.
  */
 export function openEvents(target: Target, timeoutMs = 10_000): Promise<Result<EventStream, Unreachable | ApiResponse>> {
@@ -82,8 +82,8 @@ export function openEvents(target: Target, timeoutMs = 10_000): Promise<Result<E
       resolve(err(unreachable(target, e)));
     });
     req.on('response', (res) => {
-      res.setEncoding('utf8');
       if (res.statusCode !== 200) {
+        res.setEncoding('utf8');
         let body = '';
         res.on('data', (d: string) => (body += d));
         res.on('end', () => {
@@ -92,12 +92,13 @@ export function openEvents(target: Target, timeoutMs = 10_000): Promise<Result<E
         });
         return;
       }
-      const parser = new SseParser();
+      const reader = createSseReader();
       let pending: SseItem[] = [];
       let handlers: { item: (i: SseItem) => void; end: () => void } | null = null;
       let ended = false;
-      res.on('data', (d: string) => {
-        const items = parser.push(d);
+      res.on('data', (d: Buffer) => {
+        const items = reader.push(d);
+        if (items.length === 0) return;
         if (handlers) for (const i of items) handlers.item(i);
         else pending.push(...items);
         clearTimeout(timer);

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ReloadRecord } from '../api/types.js';
 import type { StatusRecord } from '../tunnel/status.js';
 import type { DaemonClient } from './daemon-client.js';
-import { SseParser, type SseEvent } from '../api/sse-parser.js';
+import { createSseReader, type SseEvent } from '../api/sse-reader.js';
 import { unreachable } from '../unreachable.js';
 
 /** The daemon's config state as its /health reports it. */
@@ -94,7 +94,7 @@ export class EventsHub {
     this.#emit({ event: 'snapshot', data: this.#snapshot });
   }
 
-  /** Reads the whole state; done after the stream is open, so no change falls between. */
+  /** Reads the whole state; done once the stream is open, so no change falls between. */
   async #refresh(): Promise<void> {
     const [statuses, health] = await Promise.all([
       this.#client.get<StatusRecord[]>('/status'),
@@ -139,13 +139,17 @@ export class EventsHub {
     while (!signal.aborted) {
       const opened = await this.#client.events(signal);
       if (opened.ok) {
-        await this.#refresh();
-        delay = FIRST_RETRY_MS;
-        const parser = new SseParser();
-        const decoder = new TextDecoder();
+        const reader = createSseReader();
+        let open = false;
         try {
           for await (const chunk of opened.value) {
-            for (const item of parser.push(decoder.decode(chunk, { stream: true }))) {
+            for (const item of reader.push(chunk)) {
+              // The daemon's first item, its `: connected` comment, says it has subscribed us.
+              if (!open) {
+                open = true;
+                delay = FIRST_RETRY_MS;
+                await this.#refresh();
+              }
               if (item.kind === 'event') await this.#handle(item);
             }
           }

@@ -7,6 +7,7 @@
  * An event ends with a blank line; lines end with LF, CRLF or CR (the SSE grammar).
  * The bytes are scanned, not decoded: every byte of those separators is ASCII, and no
  * byte of a multi-byte UTF-8 character is below 0x80.
+ * Hand-written, unlike the clients' eventsource-parser: that yields decoded events, not the raw bytes and boundaries relayed here.
  */
 
 const LF = 0x0a;

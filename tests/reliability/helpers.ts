@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
+import { createSseReader } from '../../src/api/sse-reader.js';
 import type { Daemon } from '../e2e/daemon-harness.js';
 
 export { echoServer, port, roundTrip, sshChildren, sshd, startDaemon, MAIN, CLI, REPO } from '../e2e/daemon-harness.js';
@@ -84,24 +85,18 @@ export async function recordEvents(d: Daemon, headers: Record<string, string> = 
   const res = await d.api('/events', { signal: ctrl.signal, headers });
   if (!res.ok || !res.body) throw new Error(`/events answered ${res.status}`);
   const reader = res.body.getReader();
-  const decoder = new TextDecoder();
-  let buf = '';
+  const sse = createSseReader();
   void (async () => {
     try {
       for (;;) {
         const { value, done } = await reader.read();
         if (done) return;
-        buf += decoder.decode(value, { stream: true });
-        let i: number;
-        while ((i = buf.indexOf('\n\n')) >= 0) {
-          const block = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          const data = block.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n');
-          if (data === '') continue;
+        for (const item of sse.push(value)) {
+          if (item.kind !== 'event') continue;
           try {
-            events.push({ at: Date.now(), data: JSON.parse(data) });
+            events.push({ at: Date.now(), data: JSON.parse(item.data) });
           } catch {
-            events.push({ at: Date.now(), data: { unparsed: data } });
+            events.push({ at: Date.now(), data: { unparsed: item.data } });
           }
         }
       }

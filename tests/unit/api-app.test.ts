@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EventStreamSlots } from '../../src/api/events.js';
-import type { SseItem } from '../../src/api/sse-parser.js';
+import type { SseItem } from '../../src/api/sse-reader.js';
 import type { ApiErrorBody } from '../../src/api/types.js';
 import type { StatusRecord } from '../../src/tunnel/status.js';
 import { FakeEngine, SAMPLE, spec } from './api-fake-engine.js';

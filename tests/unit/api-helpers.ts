@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { EventStreamSlots } from '../../src/api/events.js';
 import { createMetrics } from '../../src/api/metrics.js';
 import { ConfigStore } from '../../src/config-edit/store.js';
-import { SseParser, type SseItem } from '../../src/api/sse-parser.js';
+import { createSseReader, type SseItem } from '../../src/api/sse-reader.js';
 import { FakeEngine, SAMPLE, type Entry } from './api-fake-engine.js';
 
 export function build(opts: { entries?: Entry[]; transport?: 'tcp' | 'socket'; tokens?: string[] | null; proxy?: boolean; keepAliveMs?: number; eventSlots?: EventStreamSlots; configPath?: string } = {}) {
@@ -42,8 +42,7 @@ export function tempConfigFile(path?: string, log: (e: Record<string, unknown>) 
 /** Reads SSE items from a response body until `until` says stop (or the timeout). */
 export async function readSse(body: ReadableStream<Uint8Array>, until: (items: SseItem[]) => boolean, timeoutMs = 5000): Promise<SseItem[]> {
   const reader = body.getReader();
-  const parser = new SseParser();
-  const decoder = new TextDecoder();
+  const sse = createSseReader();
   const items: SseItem[] = [];
   const deadline = Date.now() + timeoutMs;
   try {
@@ -55,7 +54,7 @@ export async function readSse(body: ReadableStream<Uint8Array>, until: (items: S
         new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`timed out; got ${JSON.stringify(items)}`)), left)),
       ]);
       if (chunk.done) break;
-      items.push(...parser.push(decoder.decode(chunk.value, { stream: true })));
+      items.push(...sse.push(chunk.value));
     }
   } finally {
     reader.releaseLock();
