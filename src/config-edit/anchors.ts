@@ -1,4 +1,6 @@
-import { isAlias, isNode, LineCounter, visit, type Document, type Node } from 'yaml';
+import { isAlias, isMap, isNode, LineCounter, visit, type Document, type Node } from 'yaml';
+import { effectivePairs, MERGE_KEY } from '../config/merge.js';
+import { keyText } from '../config/tree.js';
 import { Tree } from '../config/tree.js';
 
 /**
@@ -42,12 +44,42 @@ export function releaseAnchors(doc: Document, node: unknown): void {
     const targets = aliasTargets(doc);
     const first = [...targets].find(([alias, target]) => target === anchored && !inside.has(alias))?.[0];
     if (first === undefined) continue;
+    const users = [...targets].filter(([alias, target]) => target === anchored && !inside.has(alias)).length;
+    if (users === 1 && inlineMerge(doc, first, anchored)) continue;
     const copy = copyOf(anchored);
     visit(doc, { Alias: (_k, a) => (a === first ? copy : undefined) });
     anchored.anchor = undefined;
     copies.push(copy);
   }
   dropUnusedCopiedAnchors(doc, copies);
+}
+
+/**
+ * `<<: *x` as the only use of a map that goes: the merging map gets the fields it took
+ * from it written out where the merge key was, which reads better than `<<: &x {…}`.
+ * False when `alias` is not a whole merge value.
+ */
+function inlineMerge(doc: Document, alias: unknown, source: Node): boolean {
+  if (!isMap(source)) return false;
+  let done = false;
+  visit(doc, {
+    Map: (_k, map) => {
+      const at = map.items.findIndex((p) => p.value === alias && keyText(p.key) === MERGE_KEY);
+      if (at < 0) return undefined;
+      const deref = derefIn(doc);
+      const own = new Set(map.items.map((p) => keyText(deref(p.key))));
+      const brought = [...effectivePairs(deref, source)].filter(([k]) => !own.has(k)).map(([, p]) => {
+        const pair = p.clone();
+        if (isNode(pair.key)) pair.key = copyOf(pair.key);
+        if (isNode(pair.value)) pair.value = copyOf(pair.value);
+        return pair;
+      });
+      map.items.splice(at, 1, ...brought);
+      done = true;
+      return visit.BREAK;
+    },
+  });
+  return done;
 }
 
 /** A copy carries the anchors nested in what it copied; those no alias uses are dropped, not left as doubles. */
@@ -92,4 +124,15 @@ export function keepAliasTargets(doc: Document, before: ReadonlyMap<unknown, Nod
     source.anchor = undefined;
     moved.set(wanted, copy);
   }
+}
+
+/**
+ * A whole entry written as an alias (`- *spare`) that is about to be edited becomes a
+ * copy of what it stood for, without anchors: the anchored original stays as it is for
+ * everything else that uses it.
+ */
+export function materialize(node: Node): Node {
+  const copy = copyOf(node);
+  for (const n of nodesIn(copy)) if (!isAlias(n)) n.anchor = undefined;
+  return copy;
 }

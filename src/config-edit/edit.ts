@@ -1,8 +1,8 @@
-import { isMap, isScalar, isSeq, Scalar, type Document, type Pair, type YAMLMap, type YAMLSeq } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, Scalar, type Document, type Pair, type YAMLMap, type YAMLSeq } from 'yaml';
 import { err, ok, type Result } from '../result.js';
 import { DEFAULT_DIRECTION, DEFAULT_NAME, entryHash, fieldsOf, readInteractive } from '../config/identity.js';
 import { fieldPair } from '../config/merge.js';
-import { aliasTargets, derefIn, keepAliasTargets, releaseAnchors, type Deref } from './anchors.js';
+import { aliasTargets, derefIn, keepAliasTargets, materialize, releaseAnchors, type Deref } from './anchors.js';
 import { keepOthers, meanings } from './keep-values.js';
 import { writtenEntriesHold, type Written } from './verify.js';
 import { parseEditable, printEditable, scalarText, type EditableDoc } from './yaml-doc.js';
@@ -349,13 +349,22 @@ function change(e: EditableDoc, found: YAMLSeq | null, edit: Edit, text: string)
       return ok({ seq, ...replaceAll(e.doc, seq, edit.tunnels, text) });
     }
     case 'update': {
-      const item = found?.items[edit.index];
+      let item = found?.items[edit.index];
       if (item === undefined || found === null) return err({ reason: 'not_found', message: `the file has no tunnel number ${edit.index + 1}` });
+      const deref = derefIn(e.doc);
+      const target = deref(item);
+      const written: Written[] = [{ index: edit.index, input: edit, checkHealth: true }];
+      if (isAlias(item) && isMap(target)) {
+        // Only an edit that changes something turns the alias into an entry of its own.
+        if (writtenEntriesHold([viewOf(text, item, 0, deref)], [{ ...written[0]!, index: 0 }]).ok) return ok({ seq: found, edited: new Set([item]), written });
+        item = materialize(target);
+        found.items[edit.index] = item;
+      }
       if (!isMap(item)) return err({ reason: 'shape', message: `tunnel number ${edit.index + 1} is not a map; fix it by hand first` });
       for (const f of FORM_FIELDS) setField(e.doc, item, f, edit.fields[f]);
       setInteractive(e.doc, item, edit.interactive);
       setHealthCheck(e.doc, item, edit.health_check);
-      return ok({ seq: found, edited: new Set([item]), written: [{ index: edit.index, input: edit, checkHealth: true }] });
+      return ok({ seq: found, edited: new Set([item]), written });
     }
     case 'delete': {
       const seq = found;
