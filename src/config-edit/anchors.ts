@@ -11,10 +11,17 @@ import { Tree } from '../config/tree.js';
 
 export type Deref = (node: unknown) => unknown;
 
-/** Aliases resolved as the daemon resolves them, in the document as it is now. */
+/**
+ * Aliases resolved as the daemon resolves them, in the document as it is now. The
+ * document is walked only when an alias is met: most files have none.
+ */
 export function derefIn(doc: Document): Deref {
-  const tree = new Tree(doc, new LineCounter());
-  return (node) => tree.deref(node);
+  let tree: Tree | null = null;
+  return (node) => {
+    if (!isAlias(node)) return node;
+    tree ??= new Tree(doc, new LineCounter());
+    return tree.deref(node);
+  };
 }
 
 /** Every alias with the node it stands for now, in document order. */
@@ -84,6 +91,7 @@ function inlineMerge(doc: Document, alias: unknown, source: Node): boolean {
 
 /** A copy carries the anchors nested in what it copied; those no alias uses are dropped, not left as doubles. */
 function dropUnusedCopiedAnchors(doc: Document, copies: readonly Node[]): void {
+  if (copies.length === 0) return;
   const used = new Set(aliasTargets(doc).values());
   for (const copy of copies) {
     for (const n of nodesIn(copy)) if (n !== copy && !isAlias(n) && n.anchor && !used.has(n)) n.anchor = undefined;
