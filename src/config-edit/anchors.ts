@@ -1,4 +1,6 @@
-import { isAlias, isNode, LineCounter, visit, type Document, type Node } from 'yaml';
+import { isAlias, isMap, isNode, LineCounter, visit, type Document, type Node } from 'yaml';
+import { effectivePairs, MERGE_KEY } from '../config/merge.js';
+import { keyText } from '../config/tree.js';
 import { Tree } from '../config/tree.js';
 
 /**
@@ -9,10 +11,17 @@ import { Tree } from '../config/tree.js';
 
 export type Deref = (node: unknown) => unknown;
 
-/** Aliases resolved as the daemon resolves them, in the document as it is now. */
+/**
+ * Aliases resolved as the daemon resolves them, in the document as it is now. The
+ * document is walked only when an alias is met: most files have none.
+ */
 export function derefIn(doc: Document): Deref {
-  const tree = new Tree(doc, new LineCounter());
-  return (node) => tree.deref(node);
+  let tree: Tree | null = null;
+  return (node) => {
+    if (!isAlias(node)) return node;
+    tree ??= new Tree(doc, new LineCounter());
+    return tree.deref(node);
+  };
 }
 
 /** Every alias with the node it stands for now, in document order. */
@@ -42,6 +51,8 @@ export function releaseAnchors(doc: Document, node: unknown): void {
     const targets = aliasTargets(doc);
     const first = [...targets].find(([alias, target]) => target === anchored && !inside.has(alias))?.[0];
     if (first === undefined) continue;
+    const users = [...targets].filter(([alias, target]) => target === anchored && !inside.has(alias)).length;
+    if (users === 1 && inlineMerge(doc, first, anchored)) continue;
     const copy = copyOf(anchored);
     visit(doc, { Alias: (_k, a) => (a === first ? copy : undefined) });
     anchored.anchor = undefined;
@@ -50,8 +61,37 @@ export function releaseAnchors(doc: Document, node: unknown): void {
   dropUnusedCopiedAnchors(doc, copies);
 }
 
+/**
+ * `<<: *x` as the only use of a map that goes: the merging map gets the fields it took
+ * from it written out where the merge key was, which reads better than `<<: &x {…}`.
+ * False when `alias` is not a whole merge value.
+ */
+function inlineMerge(doc: Document, alias: unknown, source: Node): boolean {
+  if (!isMap(source)) return false;
+  let done = false;
+  visit(doc, {
+    Map: (_k, map) => {
+      const at = map.items.findIndex((p) => p.value === alias && keyText(p.key) === MERGE_KEY);
+      if (at < 0) return undefined;
+      const deref = derefIn(doc);
+      const own = new Set(map.items.map((p) => keyText(deref(p.key))));
+      const brought = [...effectivePairs(deref, source)].filter(([k]) => !own.has(k)).map(([, p]) => {
+        const pair = p.clone();
+        if (isNode(pair.key)) pair.key = copyOf(pair.key);
+        if (isNode(pair.value)) pair.value = copyOf(pair.value);
+        return pair;
+      });
+      map.items.splice(at, 1, ...brought);
+      done = true;
+      return visit.BREAK;
+    },
+  });
+  return done;
+}
+
 /** A copy carries the anchors nested in what it copied; those no alias uses are dropped, not left as doubles. */
 function dropUnusedCopiedAnchors(doc: Document, copies: readonly Node[]): void {
+  if (copies.length === 0) return;
   const used = new Set(aliasTargets(doc).values());
   for (const copy of copies) {
     for (const n of nodesIn(copy)) if (n !== copy && !isAlias(n) && n.anchor && !used.has(n)) n.anchor = undefined;
@@ -92,4 +132,15 @@ export function keepAliasTargets(doc: Document, before: ReadonlyMap<unknown, Nod
     source.anchor = undefined;
     moved.set(wanted, copy);
   }
+}
+
+/**
+ * A whole entry written as an alias (`- *spare`) that is about to be edited becomes a
+ * copy of what it stood for, without anchors: the anchored original stays as it is for
+ * everything else that uses it.
+ */
+export function materialize(node: Node): Node {
+  const copy = copyOf(node);
+  for (const n of nodesIn(copy)) if (!isAlias(n)) n.anchor = undefined;
+  return copy;
 }

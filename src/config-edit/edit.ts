@@ -1,8 +1,8 @@
-import { isMap, isScalar, isSeq, Scalar, type Document, type Pair, type YAMLMap, type YAMLSeq } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, LineCounter, Scalar, type Document, type Pair, type YAMLMap, type YAMLSeq } from 'yaml';
 import { err, ok, type Result } from '../result.js';
 import { DEFAULT_DIRECTION, DEFAULT_NAME, entryHash, fieldsOf, readInteractive } from '../config/identity.js';
 import { fieldPair } from '../config/merge.js';
-import { aliasTargets, derefIn, keepAliasTargets, releaseAnchors, type Deref } from './anchors.js';
+import { aliasTargets, derefIn, keepAliasTargets, materialize, releaseAnchors, type Deref } from './anchors.js';
 import { keepOthers, meanings } from './keep-values.js';
 import { writtenEntriesHold, type Written } from './verify.js';
 import { parseEditable, printEditable, scalarText, type EditableDoc } from './yaml-doc.js';
@@ -75,11 +75,14 @@ export type EditFailure =
   | { reason: 'not_found'; message: string }
   | { reason: 'shape'; message: string };
 
-function lineOf(text: string, offset: number | undefined): number {
-  if (offset === undefined) return 0;
-  let line = 1;
-  for (let i = 0; i < offset && i < text.length; i++) if (text.charCodeAt(i) === 10) line++;
-  return line;
+/** 1-based line of an offset in `text` (0 for none); the line starts are found once per text. */
+type LineOf = (offset: number | undefined) => number;
+
+function linesOf(text: string): LineOf {
+  const lines = new LineCounter();
+  lines.addNewLine(0);
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) lines.addNewLine(i + 1);
+  return (offset) => (offset === undefined ? 0 : lines.linePos(offset).line);
 }
 
 function tunnelsNode(doc: Document): Result<YAMLSeq | null, EditFailure> {
@@ -108,11 +111,11 @@ function fieldText(map: YAMLMap, key: string, deref: Deref): string {
   return scalarText(fieldValue(map, key, deref)) ?? '';
 }
 
-function viewOf(text: string, written: unknown, index: number, deref: Deref): EntryView {
+function viewOf(lineOf: LineOf, written: unknown, index: number, deref: Deref): EntryView {
   const item = deref(written);
   const range = (item as { range?: [number, number, number] }).range;
   const empty: TunnelFields = { name: '', remote_host: '', remote_port: '', local_port: '', direction: '' };
-  if (!isMap(item)) return { index, line: lineOf(text, range?.[0]), fields: empty, interactive: false, health_check: null, other_keys: [], hash: null };
+  if (!isMap(item)) return { index, line: lineOf(range?.[0]), fields: empty, interactive: false, health_check: null, other_keys: [], hash: null };
   const fields = { ...empty };
   for (const f of FORM_FIELDS) fields[f] = fieldText(item, f, deref);
   const reading = readInteractive(fieldValue(item, 'interactive', deref));
@@ -121,7 +124,7 @@ function viewOf(text: string, written: unknown, index: number, deref: Deref): En
   const health_check = healthCheckOf(item, deref);
   const other_keys = keys.filter((k) => !(FORM_FIELDS as readonly string[]).includes(k) && !(k === 'health_check' && health_check !== null));
   const hash = entryHash(fieldsOf(deref, item));
-  return { index, line: lineOf(text, range?.[0]), fields, interactive, health_check, other_keys, hash };
+  return { index, line: lineOf(range?.[0]), fields, interactive, health_check, other_keys, hash };
 }
 
 function healthCheckOf(entry: YAMLMap, deref: Deref): HealthCheckInput | null {
@@ -165,7 +168,8 @@ export function readEntries(text: string): Result<EntryView[], EditFailure> {
   const seq = tunnelsNode(parsed.value.doc);
   if (!seq.ok) return seq;
   const deref = derefIn(parsed.value.doc);
-  return ok((seq.value?.items ?? []).map((item, i) => viewOf(text, item, i, deref)));
+  const lines = linesOf(text);
+  return ok((seq.value?.items ?? []).map((item, i) => viewOf(lines, item, i, deref)));
 }
 
 /** What a form value becomes in YAML: ports that are only digits are numbers, the rest strings. */
@@ -258,7 +262,8 @@ function setInteractive(doc: Document, map: YAMLMap, value: boolean | undefined)
  */
 function replaceAll(doc: Document, seq: YAMLSeq, tunnels: readonly TunnelInput[], text: string): { edited: Set<unknown>; written: Written[] } {
   const deref = derefIn(doc);
-  const old = seq.items.map((item, i) => ({ item, view: viewOf(text, item, i, deref) }));
+  const lines = linesOf(text);
+  const old = seq.items.map((item, i) => ({ item, view: viewOf(lines, item, i, deref) }));
   const incoming = tunnels.map((t) => inputHash({ ...t, interactive: t.interactive ?? false }));
   const used = new Set<number>();
   const keptByHash = incoming.map((h) => {
@@ -349,13 +354,22 @@ function change(e: EditableDoc, found: YAMLSeq | null, edit: Edit, text: string)
       return ok({ seq, ...replaceAll(e.doc, seq, edit.tunnels, text) });
     }
     case 'update': {
-      const item = found?.items[edit.index];
+      let item = found?.items[edit.index];
       if (item === undefined || found === null) return err({ reason: 'not_found', message: `the file has no tunnel number ${edit.index + 1}` });
+      const deref = derefIn(e.doc);
+      const target = deref(item);
+      const written: Written[] = [{ index: edit.index, input: edit, checkHealth: true }];
+      if (isAlias(item) && isMap(target)) {
+        // Only an edit that changes something turns the alias into an entry of its own.
+        if (writtenEntriesHold([viewOf(() => 0, item, 0, deref)], [{ ...written[0]!, index: 0 }]).ok) return ok({ seq: found, edited: new Set([item]), written });
+        item = materialize(target);
+        found.items[edit.index] = item;
+      }
       if (!isMap(item)) return err({ reason: 'shape', message: `tunnel number ${edit.index + 1} is not a map; fix it by hand first` });
       for (const f of FORM_FIELDS) setField(e.doc, item, f, edit.fields[f]);
       setInteractive(e.doc, item, edit.interactive);
       setHealthCheck(e.doc, item, edit.health_check);
-      return ok({ seq: found, edited: new Set([item]), written: [{ index: edit.index, input: edit, checkHealth: true }] });
+      return ok({ seq: found, edited: new Set([item]), written });
     }
     case 'delete': {
       const seq = found;

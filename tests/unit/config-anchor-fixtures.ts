@@ -43,6 +43,31 @@ tunnels:
     name: db-replica
     local_port: 15433
 `,
+  'an entry anchored whole, merged by two': `tunnels:
+  - &base
+    name: db
+    remote_host: user@bastion
+    remote_port: 5432
+    local_port: 15432
+  - <<: *base
+    name: db-replica
+    local_port: 15433
+  - <<: *base
+    name: db-third
+    local_port: 15434
+`,
+  'a whole entry that is an alias of a map outside the list': `spare: &spare
+  name: spare
+  remote_host: h9
+  remote_port: 9
+  local_port: 19
+tunnels:
+  - *spare
+  - name: other
+    remote_host: h8
+    remote_port: 8
+    local_port: 18
+`,
   'nested anchors: a port, an ssh_options map and a value inside it': `tunnels:
   - name: a
     remote_host: h1

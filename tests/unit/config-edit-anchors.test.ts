@@ -126,3 +126,45 @@ describe('edits keep every other entry and write exactly what was sent, with anc
     });
   }
 });
+
+describe('where anchors go: what an experienced user expects', () => {
+  const edit = (text: string, e: Edit) => {
+    const r = applyEdit(text, e);
+    if (!r.ok) throw new Error(r.error.message);
+    return r.value;
+  };
+  const input = (text: string, i: number, over: Partial<TunnelInput['fields']> = {}): TunnelInput => {
+    const v = views(text)[i]!;
+    return { fields: { ...v.fields, ...over } };
+  };
+
+  it('deleting a tunnel that one other merges writes the fields it took into it, without a merge left', () => {
+    const text = edit(FIXTURES['an entry anchored whole, merged by the next']!, { kind: 'delete', index: 0 });
+    expect(text).toBe('tunnels:\n  - remote_host: user@bastion\n    remote_port: 5432\n    direction: remote_to_local\n    name: db-replica\n    local_port: 15433\n');
+  });
+
+  it('deleting a tunnel that two others merge moves the anchor onto the first merge', () => {
+    const text = edit(FIXTURES['an entry anchored whole, merged by two']!, { kind: 'delete', index: 0 });
+    expect(text).toMatch(/^tunnels:\n {2}- <<: &base\n {6}name: db\n/);
+    expect(text).toContain('  - <<: *base\n    name: db-third\n');
+  });
+
+  it('a field a merged tunnel would newly gain is pinned there as null, the merge stays', () => {
+    const fixture = FIXTURES['an entry anchored whole, merged by the next']!;
+    const text = edit(fixture, { kind: 'update', index: 0, ...input(fixture, 0), interactive: true });
+    expect(text).toContain('  - <<: *base\n    name: db-replica\n    local_port: 15433\n    interactive: null\n');
+  });
+
+  it('editing a tunnel written as an alias gives it its own map; the anchored original stays for the rest', () => {
+    const fixture = FIXTURES['a whole entry that is an alias of a map outside the list']!;
+    const text = edit(fixture, { kind: 'update', index: 0, ...input(fixture, 0, { local_port: '29' }) });
+    expect(text).toContain('spare: &spare\n  name: spare\n  remote_host: h9\n  remote_port: 9\n  local_port: 19\n');
+    expect(text).toContain('tunnels:\n  - name: spare\n    remote_host: h9\n    remote_port: 9\n    local_port: 29\n');
+  });
+
+  it('an anchored interactive or health_check changed on its holder moves to the first alias', () => {
+    const fixture = FIXTURES['a list of merges, an inline one, anchored interactive and health_check']!;
+    const text = edit(fixture, { kind: 'update', index: 0, ...input(fixture, 0), interactive: true, health_check: null });
+    expect(text).toContain('    interactive: &int false\n    health_check: &hc { type: tcp, interval: 5 }\n  - { <<: *b');
+  });
+});
