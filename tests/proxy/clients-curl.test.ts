@@ -114,6 +114,17 @@ describe.each<Listener>(['proxy', 'daemon'])('curl through the %s listener', (li
     await eventually(() => h.logs.some((l) => l.event === 'proxy_client_closed'), 'client close logged');
   });
 
+  it('-I (HEAD) gets the head of the proxy\'s own answer on the models and on an unknown path', async () => {
+    for (const [path, status] of [['/v1/models', 200], ['/v1/models/mock:llama3:8b', 200], ['/v1/models/mock:nope', 404], ['/v1/audio/speech', 404]] as const) {
+      const r = await curl(path, ['-I', '-o', '/dev/null', '-H', `Authorization: Bearer ${KEY}`]);
+      expect(r.head, path).toMatch(new RegExp(`^http/1\\.1 ${status}`));
+      expect(r.head, path).toContain('content-type: application/json');
+      expect(r.head, path).toMatch(/\nx-request-id: \S+/);
+      expect(r.head, path).not.toContain('x-hono');
+      expect(r.body, path).toBe('');
+    }
+  });
+
   it('HTTP/1.0 without Host is served; HTTP/1.1 without Host is a JSON 400', async () => {
     const old = await curl('/v1/models', ['-0', '-H', 'Host:', '-H', `Authorization: Bearer ${KEY}`]);
     expect(old.head).toMatch(/^http\/1\.[01] 200/);
