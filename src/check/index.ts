@@ -98,6 +98,7 @@ export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
       const ctx = {
         sshBin: opts.sshBin,
         sshConfigPath: opts.sshConfigPath,
+        sshConfigSpecial: special,
         sshDir: special ? null : sshDir,
         uid,
         runningAsUid: uid === processUid,

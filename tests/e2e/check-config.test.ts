@@ -50,4 +50,8 @@ test('with --ssh-config /dev/null the header says no SSH directory is checked, n
   expect(r.stdout).toContain('SSH config:      /dev/null\n');
   expect(r.stdout).toContain('SSH directory:   (none: /dev/null is not a regular file, so no folder is checked)\n');
   expect(r.stdout).not.toMatch(/SSH directory: +\/dev\n/);
+  // Nor is a Host entry to append to /dev/null offered as the fix for a host that does not resolve.
+  const unresolved = await check('tunnels:\n  - name: db\n    remote_host: user@nohost.invalid\n    remote_port: 5432\n    local_port: 15432\n', '/dev/null');
+  expect(unresolved.stdout).toContain('host name "nohost.invalid" does not resolve, and the SSH config /dev/null can hold no Host entry: use an SSH config file with a Host nohost.invalid entry and its HostName (--ssh-config), or a host name that resolves');
+  expect(unresolved.stdout).not.toContain('>> /dev/null');
 });
