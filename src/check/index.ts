@@ -7,7 +7,7 @@ import type { CheckProblem, CheckReport } from './report.js';
 import type { DirectionMode } from '../tunnel/spec.js';
 import { checkReferenceHashes } from './reference-hashes.js';
 import { remoteListenClashes } from './remote-listens.js';
-import { checkSshDir, showPathUnder } from './ssh-dir.js';
+import { checkSshDir, isSpecialSshConfig, showPathUnder } from './ssh-dir.js';
 import { checkStateDir } from './state-dir.js';
 import { checkTunnelHost } from './tunnel-host.js';
 import { forwardFlag } from '../tunnel/ssh-args.js';
@@ -61,10 +61,13 @@ export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
   const notes: string[] = [];
   const warnings: CheckProblem[] = [];
 
+  const special = await isSpecialSshConfig(opts.sshConfigPath);
   const sshDir = opts.sshConfigPath !== null ? dirname(opts.sshConfigPath) : join(home, '.ssh');
   const show = showPathUnder(sshDir, opts.hostSshDir);
   let shownSshDir: string | null = show(sshDir);
-  if (opts.sshConfigPath === null && !existsSync(sshDir)) {
+  if (special) {
+    shownSshDir = `(none: ${opts.sshConfigPath} is not a regular file, so no folder is checked)`;
+  } else if (opts.sshConfigPath === null && !existsSync(sshDir)) {
     notes.push(`no SSH config file and no ${sshDir}: ssh uses its defaults and the agent`);
     shownSshDir = null;
   } else {
@@ -95,7 +98,8 @@ export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
       const ctx = {
         sshBin: opts.sshBin,
         sshConfigPath: opts.sshConfigPath,
-        sshDir,
+        sshConfigSpecial: special,
+        sshDir: special ? null : sshDir,
         uid,
         runningAsUid: uid === processUid,
         home,

@@ -26,7 +26,7 @@ export interface TunnelResolution {
 export interface CheckReport {
   configPath: string;
   sshConfigPath: string | null;
-  /** The folder of the SSH config file (or ~/.ssh without one), as shown to the user. */
+  /** The folder of the SSH config file (or ~/.ssh without one) as shown to the user, or why no folder is checked. */
   sshDir: string | null;
   stateDir: string;
   tunnels: TunnelResolution[];

@@ -80,6 +80,15 @@ async function kindOf(path: string, stats: Stats, configFile: string | null): Pr
 }
 
 /**
+ * `ssh -F /dev/null` (or a pipe) is valid and ssh judges no folder for it: its folder
+ * is not an SSH directory, so nothing in it is ours to judge.
+ */
+export async function isSpecialSshConfig(configFile: string | null): Promise<boolean> {
+  const cfg = configFile === null ? null : await statOrNull(configFile);
+  return cfg !== null && !cfg.isFile() && !cfg.isDirectory();
+}
+
+/**
  * Checks the SSH directory: what ssh itself refuses (a private key of ours others can
  * read, a config file others can write or another user owns) is `refused`; what it
  * accepts but is looser than need be (a 755 folder, a 644 config) is `warned`; a missing
@@ -87,10 +96,8 @@ async function kindOf(path: string, stats: Stats, configFile: string | null): Pr
  * config that is not a regular file (`/dev/null`) is accepted without looking at its folder.
  */
 export async function checkSshDir(dir: string, configFile: string | null, uid: number, show: ShowPath): Promise<Findings> {
+  if (await isSpecialSshConfig(configFile)) return { refused: [], warned: [] };
   const cfg = configFile === null ? null : await statOrNull(configFile);
-  // `ssh -F /dev/null` (or a pipe) is valid and ssh judges no folder for it: its
-  // folder is not an SSH directory, so nothing in it is ours to judge.
-  if (cfg !== null && !cfg.isFile() && !cfg.isDirectory()) return { refused: [], warned: [] };
   const top = await statOrNull(dir);
   if (top === null) return { refused: [missingDirProblem(show(dir))], warned: [] };
   if (!top.isDirectory()) return { refused: [notADirProblem(show(dir))], warned: [] };

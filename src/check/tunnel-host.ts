@@ -12,6 +12,8 @@ import { expandIdentityPath, isDefaultIdentity } from './identity.js';
 export interface HostCheckContext {
   sshBin: string;
   sshConfigPath: string | null;
+  /** True when the SSH config is not a regular file (`/dev/null`): nothing can be added to it. */
+  sshConfigSpecial: boolean;
   /** The SSH directory, whose files the directory check already covers. */
   sshDir: string | null;
   uid: number;
@@ -83,11 +85,19 @@ export async function checkTunnelHost(
   if (!proxied && !(await resolves(hostname))) {
     const cfg = ctx.sshConfigPath ?? '~/.ssh/config';
     const alias = t.remote_host.includes('@') ? t.remote_host.slice(t.remote_host.indexOf('@') + 1) : t.remote_host;
-    problems.push({
-      where,
-      what: `host name "${hostname}" does not resolve: add a Host ${alias} entry with its HostName to the SSH config`,
-      fix: `printf '\\nHost ${alias}\\n  HostName ADDRESS\\n  User ${user}\\n' >> ${shellQuote(cfg)}`,
-    });
+    problems.push(
+      ctx.sshConfigSpecial
+        ? {
+            where,
+            what: `host name "${hostname}" does not resolve, and the SSH config ${cfg} can hold no Host entry: use an SSH config file with a Host ${alias} entry and its HostName (--ssh-config), or a host name that resolves`,
+            fix: null,
+          }
+        : {
+            where,
+            what: `host name "${hostname}" does not resolve: add a Host ${alias} entry with its HostName to the SSH config`,
+            fix: `printf '\\nHost ${alias}\\n  HostName ADDRESS\\n  User ${user}\\n' >> ${shellQuote(cfg)}`,
+          },
+    );
   }
 
   const agentSetting = first(s, 'identityagent');

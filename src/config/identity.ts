@@ -1,4 +1,5 @@
 import { isScalar, type YAMLMap } from 'yaml';
+import { fieldPair } from './merge.js';
 import { tunnelHash, type TunnelIdentity } from '../tunnel/hash.js';
 
 /**
@@ -55,11 +56,12 @@ export function entryHash(field: (key: IdentityField) => unknown): string {
 /**
  * How the daemon finds an identity field in an entry map: the value of its key with
  * aliases resolved by `deref` (Tree.deref), so that `name: *n` reads as the anchored
- * text. Every reader of the file (the daemon, the panel, `/config` edits) goes through
+ * text, and a field a merge key brings (`<<: *defaults`) reads as merged (merge.ts).
+ * Every reader of the file (the daemon, the panel, `/config` edits) goes through
  * this, so that a file with aliases has one hash everywhere.
  */
 export function fieldsOf(deref: (node: unknown) => unknown, entry: YAMLMap): (key: IdentityField) => unknown {
-  return (key) => deref(entry.get(key, true));
+  return (key) => deref(fieldPair(deref, entry, key)?.pair.value);
 }
 
 /** How `interactive` was written: the boolean it means, and whether that spelling is the canonical one. */

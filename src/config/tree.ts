@@ -25,6 +25,11 @@ export class Tree {
     });
   }
 
+  /** Every alias of the document, in document order, with the node it stands for (undefined when none comes before it). */
+  aliasTargets(): ReadonlyMap<unknown, Node | undefined> {
+    return this.#aliases;
+  }
+
   /** The node an alias stands for; any other value unchanged. */
   deref(node: unknown): unknown {
     return isAlias(node) ? this.#aliases.get(node) : node;

@@ -4,6 +4,7 @@ import { DIRECTIONS, type Direction, type TunnelSpec } from '../tunnel/spec.js';
 import { DEFAULT_DIRECTION, DEFAULT_NAME, entryHash, readInteractive, writtenText } from './identity.js';
 import { checkRemoteHost, REMOTE_HOST_EXPECTED } from './remote-host.js';
 import { readHealthCheck } from './health-check.js';
+import { MERGE_KEY, mergedPairs, mergeSources, flattenMerges } from './merge.js';
 import { readSshOptions } from './ssh-options-map.js';
 import { child, describe, keyText, quote, scalarText, type Tree } from './tree.js';
 
@@ -13,7 +14,6 @@ type TunnelField = (typeof TUNNEL_FIELDS)[number];
 const MAX_NAME = 128;
 const ENTRY_EXPECTED = 'a tunnel: a map with remote_host, remote_port and local_port (and optionally name, direction, interactive, ssh_options)';
 const MISSING = 'nothing (the field is missing)';
-const MERGE_KEY = '<<';
 
 /** A validated entry with the nodes later checks (duplicates, listen conflicts) point at. */
 export interface TunnelEntry {
@@ -52,15 +52,20 @@ export function readTunnel(
     if (key === null) {
       tree.error(pair.key, path, 'a field name as the key', describe(tree.deref(pair.key)));
     } else if (key === MERGE_KEY) {
-      // YAML 1.2 has no merge keys; read as an unknown key, it would only leave the
-      // fields it was meant to bring looking "missing".
-      tree.error(pair.key, child(path, key), 'the fields written out in the entry (YAML merge keys "<<" are not supported)', quote(key));
+      for (const bad of mergeSources((n) => tree.deref(n), pair.value).bad) {
+        tree.error(bad, child(path, key), 'a map, or a list of maps, to merge (<<: *defaults)', describe(bad));
+      }
     } else if (!isKnown(key)) {
       tree.warn(pair.key, child(path, key), `one of the tunnel fields ${TUNNEL_FIELDS.join(', ')}`, `${quote(key)}, an unknown key (kept as written, not used)`);
     } else if (!fields.has(key)) {
       // A repeated key is already an error from the YAML parser; the first one counts.
       fields.set(key, pair);
     }
+  }
+  // Fields a merge key brings count as if written here; the entry's own win (YAML 1.1).
+  for (const [key, pair] of mergedPairs((n) => tree.deref(n), node)) {
+    if (isKnown(key)) fields.set(key, pair);
+    else tree.warn(pair.key, child(path, key), `one of the tunnel fields ${TUNNEL_FIELDS.join(', ')}`, `${quote(key)}, an unknown key (kept as written, not used)`);
   }
   const value = (f: TunnelField) => tree.deref(fields.get(f)?.value);
   const required = (f: TunnelField, expected: string): unknown => {
@@ -126,7 +131,7 @@ export function readTunnel(
       interactive,
       ssh_options: { ...fileSshOptions, ...own },
       ...(healthCheck ? { health_check: healthCheck } : {}),
-      written: isPlainObject(written) ? written : {},
+      written: isPlainObject(written) ? (flattenMerges(written) as Record<string, unknown>) : {},
       line: tree.at(node).line,
     },
     index,

@@ -4,17 +4,19 @@ import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ProxyDeps } from './deps.js';
 import { errorJson, sendError, type ProxyError } from './errors.js';
-import { createProxyRoutes, type NodeHandler } from './handler.js';
+import { createProxyRoutes, restOf, type NodeHandler } from './handler.js';
 import { pickRequestId } from './request-id.js';
 
 /** The Hono sub-app, and the way around Hono for the busiest paths. */
 export type ProxyApp = Hono<{ Bindings: HttpBindings }> & {
   /**
    * For the host's node:http listener, before its Hono app: serves a request whose
-   * path (query aside) is exactly `/v1` + one of the proxy's endpoints and returns
-   * true; returns false, untouched, for any other. The answer is the one the app at
-   * `/v1` gives (the same routes); what is saved is the adapter's WHATWG `Request`,
-   * its headers and its close handler per request.
+   * path is `/v1` or under it and returns true; returns false, untouched, for any
+   * other. The answer is the one the app at `/v1` gives (the same routes); what is
+   * saved is the adapter's WHATWG `Request`, its headers and its close handler per
+   * request. HEAD needs it: Hono answers HEAD by running the GET route and wrapping
+   * its result, which @hono/node-server then writes over the route's own answer
+   * (a bare 200 with `x-hono-already-sent`, and ERR_HTTP_HEADERS_SENT on stderr).
    */
   fastPath(req: IncomingMessage, res: ServerResponse): boolean;
 };
@@ -58,9 +60,10 @@ export function createProxyApp(deps: ProxyDeps): ProxyApp {
   });
   const fastPath = (req: IncomingMessage, res: ServerResponse): boolean => {
     const url = req.url ?? '';
+    if (!url.startsWith('/v1/') && url !== '/v1' && !url.startsWith('/v1?')) return false;
     const q = url.indexOf('?');
-    const handler = routes.byUrlPath.get(q === -1 ? url : url.slice(0, q));
-    if (handler === undefined) return false;
+    const path = q === -1 ? url : url.slice(0, q);
+    const handler = routes.byUrlPath.get(path) ?? restOf(routes, path);
     try {
       handler(req, res);
     } catch (e) {

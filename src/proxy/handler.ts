@@ -210,9 +210,14 @@ export function createProxyHandler(deps: ProxyDeps): NodeHandler & { close(): vo
     const path = q === -1 ? url : url.slice(0, q);
     const endpoint = routes.byUrlPath.get(path);
     if (endpoint !== undefined) return endpoint(req, res);
-    if (path === '/v1/models') return routes.models(req, res);
-    if (path.startsWith('/v1/models/') && path.length > '/v1/models/'.length) return routes.model(req, res);
-    routes.other(req, res);
+    restOf(routes, path)(req, res);
   };
   return Object.assign(handler, { close: routes.close });
+}
+
+/** The route of a path (query aside) that is none of the endpoints: the models, or `other`. */
+export function restOf(routes: ProxyRoutes, path: string): NodeHandler {
+  if (path === '/v1/models') return routes.models;
+  if (path.startsWith('/v1/models/') && path.length > '/v1/models/'.length) return routes.model;
+  return routes.other;
 }

@@ -12,11 +12,11 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const sshConfig = join(dir, 'ssh_config');
 writeFileSync(sshConfig, 'Host one\n  HostName 127.0.0.1\n  Port 2222\n  User alice\nHost two\n  HostName 127.0.0.1\n  Port 2222\n  User bob\nHost other\n  HostName 127.0.0.1\n  Port 2223\n', { mode: 0o600 });
 
-function check(config: string): Promise<{ code: number; stdout: string }> {
+function check(config: string, ssh = sshConfig): Promise<{ code: number; stdout: string }> {
   const path = join(dir, 'config.yaml');
   writeFileSync(path, config);
   return new Promise((resolve) => {
-    execFile(process.execPath, [MAIN, 'check', '--config', path, '--ssh-config', sshConfig, '--state-dir', join(dir, 'state')], { env: { PATH: process.env.PATH ?? '' } }, (e, stdout) =>
+    execFile(process.execPath, [MAIN, 'check', '--config', path, '--ssh-config', ssh, '--state-dir', join(dir, 'state')], { env: { PATH: process.env.PATH ?? '' } }, (e, stdout) =>
       resolve({ code: e ? Number((e as { code?: number }).code ?? 1) : 0, stdout }),
     );
   });
@@ -43,4 +43,15 @@ test('entries left out are marked so, and a file YAML refuses gets the migrate c
 test('hashes the reference computed from a misread value are listed with the reason', async () => {
   const r = await check(`tunnels:\n${remote("'quoted'", 'one', 9000)}`);
   expect(r.stdout).toMatch(/hash differs from autossh-tunnel-dockerized's: line 2, tunnel "quoted": hash [0-9a-f]{8} there → [0-9a-f]{8} here: name: the reference read "'quoted'", YAML reads "quoted": the reference kept the single quotes/);
+});
+
+test('with --ssh-config /dev/null the header says no SSH directory is checked, not that /dev is one', async () => {
+  const r = await check('tunnels: []\n', '/dev/null');
+  expect(r.stdout).toContain('SSH config:      /dev/null\n');
+  expect(r.stdout).toContain('SSH directory:   (none: /dev/null is not a regular file, so no folder is checked)\n');
+  expect(r.stdout).not.toMatch(/SSH directory: +\/dev\n/);
+  // Nor is a Host entry to append to /dev/null offered as the fix for a host that does not resolve.
+  const unresolved = await check('tunnels:\n  - name: db\n    remote_host: user@nohost.invalid\n    remote_port: 5432\n    local_port: 15432\n', '/dev/null');
+  expect(unresolved.stdout).toContain('host name "nohost.invalid" does not resolve, and the SSH config /dev/null can hold no Host entry: use an SSH config file with a Host nohost.invalid entry and its HostName (--ssh-config), or a host name that resolves');
+  expect(unresolved.stdout).not.toContain('>> /dev/null');
 });

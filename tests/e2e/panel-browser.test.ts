@@ -285,4 +285,34 @@ describe('the web panel in Chromium', () => {
       await guarded.stop();
     }
   });
+
+  it('a tunnel whose fields a merge key brings: the form shows them, and an edit writes only the changed field, the merge stays', async () => {
+    const mergedPort = await port();
+    const movedPort = await port();
+    d.writeConfig(
+      '# shared by both tunnels\n' +
+        `defaults: &defaults\n  remote_host: testhost\n  remote_port: ${echoPort}\n  direction: remote_to_local\n` +
+        'tunnels:\n' +
+        `  - <<: *defaults\n    name: bring\n    local_port: ${bringPort}\n` +
+        `  - <<: *defaults\n    name: merged\n    local_port: ${mergedPort}\n`,
+    );
+    await expect.poll(() => badge('merged').textContent(), { timeout: 20_000 }).toBe('Running');
+    const bring = (await d.json<{ name: string; pid: number }[]>('/status')).find((s) => s.name === 'bring');
+    await card('merged').getByRole('button', { name: 'Edit' }).click();
+    await expect.poll(() => page.locator('#editor').isVisible()).toBe(true);
+    expect(await page.inputValue('#f-remote_host')).toBe('testhost');
+    expect(await page.inputValue('#f-remote_port')).toBe(String(echoPort));
+    expect(await page.locator('#kept-keys').textContent()).toContain('the merge key << brings are shown above');
+    await page.fill('#f-local_port', String(movedPort));
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => page.locator('#editor').isVisible()).toBe(false);
+    const after = file();
+    expect(after.match(/<<: \*defaults/g)).toHaveLength(2);
+    expect(after).toContain(`  - <<: *defaults\n    name: merged\n    local_port: ${movedPort}\n`);
+    expect(after).toContain('# shared by both tunnels');
+    await d.waitFor('merged on its new port', async () => (await roundTrip(movedPort, 'merged').catch(() => '')) === 'merged');
+    // The other tunnel was not touched: same process.
+    expect((await d.json<{ name: string; pid: number }[]>('/status')).find((s) => s.name === 'bring')?.pid).toBe(bring?.pid);
+    expect(consoleErrors).toEqual([]);
+  });
 });

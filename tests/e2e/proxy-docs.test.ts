@@ -73,7 +73,7 @@ describe('docs/proxy.md', () => {
   it('every client example works as written', async () => {
     // All but the client-timeout one of "Timeouts", which needs a model slower than the mock.
     const blocks = fences(markdown).filter((f) => f.lang === 'js' && !f.body.includes('timeout: 1000'));
-    expect(blocks.length).toBe(3);
+    expect(blocks.length).toBe(4);
     for (const [i, b] of blocks.entries()) {
       const file = join(scripts, `example-${i}.mjs`);
       writeFileSync(file, here(b.body));
@@ -81,5 +81,16 @@ describe('docs/proxy.md', () => {
       expect(r.code, `docs/proxy.md:${b.line}\n${r.output}`).toBe(0);
       expect(r.output, `docs/proxy.md:${b.line}`).toContain('hello from the mock');
     }
+  });
+
+  it('the Python example works as written, with Debian\'s requests and httpx', async () => {
+    const blocks = fences(markdown).filter((f) => f.lang === 'python');
+    expect(blocks.length).toBe(1);
+    const file = join(scripts, 'chat.py');
+    writeFileSync(file, here(blocks[0]!.body));
+    // The system interpreter, for which python3-requests and python3-httpx are installed.
+    const r = await run(process.env.PYTHON ?? '/usr/bin/python3', [file]);
+    expect(r.code, `docs/proxy.md:${blocks[0]!.line}\n${r.output}`).toBe(0);
+    expect(r.output.match(/hello from the mock/g)).toHaveLength(2);
   });
 });

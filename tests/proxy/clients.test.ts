@@ -1,178 +1,182 @@
 // Every endpoint through the proxy with the clients people use, unchanged: the
 // official `openai` client, the Vercel AI SDK (whose default `openai('…')` model
 // speaks the Responses API) and the Anthropic SDK, against mock providers that answer
-// as the real APIs do.
+// as the real APIs do, on both listeners (`tunnel-manager proxy`'s and the daemon's /v1).
 import Anthropic from '@anthropic-ai/sdk';
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, streamText } from 'ai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness } from './harness.js';
+import { startHarness, type Harness, type Listener } from './harness.js';
 
-let h: Harness;
 const KEY = 'sk-proxy-clients';
 
-beforeAll(async () => {
-  h = await startHarness(
-    (base) => ({
-      api_keys: ['${PROXY_KEY}'],
-      providers: {
-        mock: { base_url: base, api_key: 'sk-upstream-openai' },
-        claude: { base_url: base, api_key: 'sk-upstream-anthropic', format: 'anthropic' },
-      },
-      aliases: { 'gpt-4o-mini': 'mock:llama3:8b' },
-    }),
-    { env: { PROXY_KEY: KEY } },
-  );
-});
-afterAll(async () => {
-  await h?.close();
-});
+describe.each<Listener>(['proxy', 'daemon'])('clients through the %s listener', (listener) => {
+  let h: Harness;
 
-const openai = () => new OpenAI({ baseURL: `${h.url}/v1`, apiKey: KEY, maxRetries: 0 });
-const last = () => h.mock.received[h.mock.received.length - 1]!;
-
-describe('the official openai client', () => {
-  it('chat.completions.create, plain and streamed, through an alias', async () => {
-    const reply = await openai().chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
-    expect(reply.choices[0]?.message.content).toBe('hello from the mock');
-    expect(last().json?.model).toBe('llama3:8b');
-    const stream = await openai().chat.completions.create({ model: 'mock:llama3:8b', messages: [{ role: 'user', content: 'hi' }], stream: true });
-    let text = '';
-    for await (const part of stream) text += part.choices[0]?.delta?.content ?? '';
-    expect(text).toBe('hello from the mock');
+  beforeAll(async () => {
+    h = await startHarness(
+      (base) => ({
+        api_keys: ['${PROXY_KEY}'],
+        providers: {
+          mock: { base_url: base, api_key: 'sk-upstream-openai' },
+          claude: { base_url: base, api_key: 'sk-upstream-anthropic', format: 'anthropic' },
+        },
+        aliases: { 'gpt-4o-mini': 'mock:llama3:8b' },
+      }),
+      { env: { PROXY_KEY: KEY } },
+      listener,
+    );
+  });
+  afterAll(async () => {
+    await h?.close();
   });
 
-  it('responses.create, plain and streamed', async () => {
-    const r = await openai().responses.create({ model: 'mock:llama3:8b', input: 'hi' });
-    expect(r.output_text).toBe('hello from the mock');
-    expect(last().url).toBe('/v1/responses');
-    expect(last().json?.model).toBe('llama3:8b');
-    expect(last().headers.authorization).toBe('Bearer sk-upstream-openai');
-    const stream = await openai().responses.create({ model: 'mock:llama3:8b', input: 'hi', stream: true });
-    const types: string[] = [];
-    let text = '';
-    for await (const e of stream) {
-      types.push(e.type);
-      if (e.type === 'response.output_text.delta') text += e.delta;
-    }
-    expect(text).toBe('hello from the mock');
-    expect(types.at(-1)).toBe('response.completed');
+  const openai = () => new OpenAI({ baseURL: `${h.url}/v1`, apiKey: KEY, maxRetries: 0 });
+  const last = () => h.mock.received[h.mock.received.length - 1]!;
+
+  describe('the official openai client', () => {
+    it('chat.completions.create, plain and streamed, through an alias', async () => {
+      const reply = await openai().chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
+      expect(reply.choices[0]?.message.content).toBe('hello from the mock');
+      expect(last().json?.model).toBe('llama3:8b');
+      const stream = await openai().chat.completions.create({ model: 'mock:llama3:8b', messages: [{ role: 'user', content: 'hi' }], stream: true });
+      let text = '';
+      for await (const part of stream) text += part.choices[0]?.delta?.content ?? '';
+      expect(text).toBe('hello from the mock');
+    });
+
+    it('responses.create, plain and streamed', async () => {
+      const r = await openai().responses.create({ model: 'mock:llama3:8b', input: 'hi' });
+      expect(r.output_text).toBe('hello from the mock');
+      expect(last().url).toBe('/v1/responses');
+      expect(last().json?.model).toBe('llama3:8b');
+      expect(last().headers.authorization).toBe('Bearer sk-upstream-openai');
+      const stream = await openai().responses.create({ model: 'mock:llama3:8b', input: 'hi', stream: true });
+      const types: string[] = [];
+      let text = '';
+      for await (const e of stream) {
+        types.push(e.type);
+        if (e.type === 'response.output_text.delta') text += e.delta;
+      }
+      expect(text).toBe('hello from the mock');
+      expect(types.at(-1)).toBe('response.completed');
+    });
+
+    it('embeddings.create (base64 by default, decoded by the client)', async () => {
+      const r = await openai().embeddings.create({ model: 'mock:nomic-embed-text', input: ['a', 'b'] });
+      expect(r.data.map((d) => d.embedding)).toEqual([[0.5, -0.25, 0.125], [0.5, -0.25, 0.125]]);
+      expect(last().url).toBe('/v1/embeddings');
+      expect(last().json?.model).toBe('nomic-embed-text');
+    });
+
+    it('completions.create, plain and streamed', async () => {
+      const r = await openai().completions.create({ model: 'mock:llama3:8b', prompt: 'say' });
+      expect(r.choices[0]?.text).toBe('hello from the mock');
+      expect(last().url).toBe('/v1/completions');
+      const stream = await openai().completions.create({ model: 'mock:llama3:8b', prompt: 'say', stream: true });
+      let text = '';
+      for await (const part of stream) text += part.choices[0]?.text ?? '';
+      expect(text).toBe('hello from the mock');
+    });
+
+    it('models.retrieve with colons and slashes in the id, and an alias', async () => {
+      h.mock.models = [{ id: 'meta-llama/Llama-3.1-8B:q4', owned_by: 'mock' }];
+      const m = await openai().models.retrieve('mock:meta-llama/Llama-3.1-8B:q4');
+      expect(m.id).toBe('mock:meta-llama/Llama-3.1-8B:q4');
+      expect((await openai().models.retrieve('gpt-4o-mini')).id).toBe('gpt-4o-mini');
+      const missing = await openai().models.retrieve('mock:nope').catch((e: unknown) => e);
+      expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
+    });
+
+    it('an OpenAI-format request to an Anthropic-only provider is a 400 naming the formats', async () => {
+      const e = await openai().chat.completions.create({ model: 'claude:claude-sonnet-4', messages: [{ role: 'user', content: 'hi' }] }).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(OpenAI.BadRequestError);
+      expect((e as InstanceType<typeof OpenAI.BadRequestError>).message).toMatch(/provider "claude" takes the anthropic format/);
+      expect((e as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('unsupported_format');
+    });
   });
 
-  it('embeddings.create (base64 by default, decoded by the client)', async () => {
-    const r = await openai().embeddings.create({ model: 'mock:nomic-embed-text', input: ['a', 'b'] });
-    expect(r.data.map((d) => d.embedding)).toEqual([[0.5, -0.25, 0.125], [0.5, -0.25, 0.125]]);
-    expect(last().url).toBe('/v1/embeddings');
-    expect(last().json?.model).toBe('nomic-embed-text');
+  describe('the Vercel AI SDK', () => {
+    const provider = () => createOpenAI({ baseURL: `${h.url}/v1`, apiKey: KEY });
+
+    it("generateText and streamText with openai('…') (the Responses API)", async () => {
+      const r = await generateText({ model: provider()('mock:llama3:8b'), prompt: 'hi', maxRetries: 0 });
+      expect(r.text).toBe('hello from the mock');
+      expect(r.usage.inputTokens).toBe(9);
+      expect(last().url).toBe('/v1/responses');
+      const s = streamText({ model: provider()('mock:llama3:8b'), prompt: 'hi', maxRetries: 0 });
+      let text = '';
+      for await (const t of s.textStream) text += t;
+      expect(text).toBe('hello from the mock');
+      expect((await s.usage).outputTokens).toBe(4);
+    });
+
+    it('generateText and streamText with openai.chat(…)', async () => {
+      const r = await generateText({ model: provider().chat('gpt-4o-mini'), prompt: 'hi', maxRetries: 0 });
+      expect(r.text).toBe('hello from the mock');
+      expect(last().url).toBe('/v1/chat/completions');
+      const s = streamText({ model: provider().chat('mock:llama3:8b'), prompt: 'hi', maxRetries: 0 });
+      let text = '';
+      for await (const t of s.textStream) text += t;
+      expect(text).toBe('hello from the mock');
+      expect((await s.usage).inputTokens).toBe(7);
+    });
   });
 
-  it('completions.create, plain and streamed', async () => {
-    const r = await openai().completions.create({ model: 'mock:llama3:8b', prompt: 'say' });
-    expect(r.choices[0]?.text).toBe('hello from the mock');
-    expect(last().url).toBe('/v1/completions');
-    const stream = await openai().completions.create({ model: 'mock:llama3:8b', prompt: 'say', stream: true });
-    let text = '';
-    for await (const part of stream) text += part.choices[0]?.text ?? '';
-    expect(text).toBe('hello from the mock');
-  });
+  describe('the Anthropic SDK', () => {
+    const anthropic = (apiKey = KEY) => new Anthropic({ baseURL: h.url, apiKey, maxRetries: 0 });
 
-  it('models.retrieve with colons and slashes in the id, and an alias', async () => {
-    h.mock.models = [{ id: 'meta-llama/Llama-3.1-8B:q4', owned_by: 'mock' }];
-    const m = await openai().models.retrieve('mock:meta-llama/Llama-3.1-8B:q4');
-    expect(m.id).toBe('mock:meta-llama/Llama-3.1-8B:q4');
-    expect((await openai().models.retrieve('gpt-4o-mini')).id).toBe('gpt-4o-mini');
-    const missing = await openai().models.retrieve('mock:nope').catch((e: unknown) => e);
-    expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
-  });
+    it('messages.create, with x-api-key to the proxy and the provider key as x-api-key upstream', async () => {
+      const m = await anthropic().messages.create({ model: 'claude:claude-sonnet-4', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] });
+      expect(m.content[0]).toEqual({ type: 'text', text: 'hello from the mock' });
+      const got = last();
+      expect(got.url).toBe('/v1/messages');
+      expect(got.json?.model).toBe('claude-sonnet-4');
+      expect(got.headers['x-api-key']).toBe('sk-upstream-anthropic');
+      expect(got.headers.authorization).toBeUndefined();
+      // The client's own anthropic-version is passed on, not replaced.
+      expect(got.headers['anthropic-version']).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    });
 
-  it('an OpenAI-format request to an Anthropic-only provider is a 400 naming the formats', async () => {
-    const e = await openai().chat.completions.create({ model: 'claude:claude-sonnet-4', messages: [{ role: 'user', content: 'hi' }] }).catch((x: unknown) => x);
-    expect(e).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((e as InstanceType<typeof OpenAI.BadRequestError>).message).toMatch(/provider "claude" takes the anthropic format/);
-    expect((e as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('unsupported_format');
-  });
-});
+    it('an Anthropic provider\'s models are listed, asked for in Anthropic\'s way', async () => {
+      const ids: string[] = [];
+      for await (const m of openai().models.list()) ids.push(m.id);
+      // The mock's list, under each prefix.
+      const mine = h.mock.models === 'hang' ? [] : h.mock.models.map((m) => m.id);
+      expect(ids).toEqual([...mine.map((id) => `mock:${id}`), ...mine.map((id) => `claude:${id}`), 'gpt-4o-mini']);
+      const asked = h.mock.received.filter((r) => r.method === 'GET' && r.headers['x-api-key'] === 'sk-upstream-anthropic');
+      expect(asked.map((r) => r.url)).toEqual(['/v1/models?limit=1000']);
+      expect(asked[0]!.headers['anthropic-version']).toBe('2023-06-01');
+      expect(asked[0]!.headers.authorization).toBeUndefined();
+    });
 
-describe('the Vercel AI SDK', () => {
-  const provider = () => createOpenAI({ baseURL: `${h.url}/v1`, apiKey: KEY });
+    it('messages.countTokens', async () => {
+      const r = await anthropic().messages.countTokens({ model: 'claude:claude-sonnet-4', messages: [{ role: 'user', content: 'hi' }] });
+      expect(r.input_tokens).toBe(5);
+      expect(last().url).toBe('/v1/messages/count_tokens');
+      expect(last().json?.model).toBe('claude-sonnet-4');
+    });
 
-  it("generateText and streamText with openai('…') (the Responses API)", async () => {
-    const r = await generateText({ model: provider()('mock:llama3:8b'), prompt: 'hi', maxRetries: 0 });
-    expect(r.text).toBe('hello from the mock');
-    expect(r.usage.inputTokens).toBe(9);
-    expect(last().url).toBe('/v1/responses');
-    const s = streamText({ model: provider()('mock:llama3:8b'), prompt: 'hi', maxRetries: 0 });
-    let text = '';
-    for await (const t of s.textStream) text += t;
-    expect(text).toBe('hello from the mock');
-    expect((await s.usage).outputTokens).toBe(4);
-  });
+    it('messages.stream', async () => {
+      const stream = anthropic().messages.stream({ model: 'claude:claude-sonnet-4', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] });
+      let text = '';
+      stream.on('text', (t) => (text += t));
+      const final = await stream.finalMessage();
+      expect(text).toBe('hello from the mock');
+      expect(final.usage.output_tokens).toBe(6);
+    });
 
-  it('generateText and streamText with openai.chat(…)', async () => {
-    const r = await generateText({ model: provider().chat('gpt-4o-mini'), prompt: 'hi', maxRetries: 0 });
-    expect(r.text).toBe('hello from the mock');
-    expect(last().url).toBe('/v1/chat/completions');
-    const s = streamText({ model: provider().chat('mock:llama3:8b'), prompt: 'hi', maxRetries: 0 });
-    let text = '';
-    for await (const t of s.textStream) text += t;
-    expect(text).toBe('hello from the mock');
-    expect((await s.usage).inputTokens).toBe(7);
-  });
-});
-
-describe('the Anthropic SDK', () => {
-  const anthropic = (apiKey = KEY) => new Anthropic({ baseURL: h.url, apiKey, maxRetries: 0 });
-
-  it('messages.create, with x-api-key to the proxy and the provider key as x-api-key upstream', async () => {
-    const m = await anthropic().messages.create({ model: 'claude:claude-sonnet-4', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] });
-    expect(m.content[0]).toEqual({ type: 'text', text: 'hello from the mock' });
-    const got = last();
-    expect(got.url).toBe('/v1/messages');
-    expect(got.json?.model).toBe('claude-sonnet-4');
-    expect(got.headers['x-api-key']).toBe('sk-upstream-anthropic');
-    expect(got.headers.authorization).toBeUndefined();
-    // The client's own anthropic-version is passed on, not replaced.
-    expect(got.headers['anthropic-version']).toMatch(/^\d{4}-\d{2}-\d{2}$/);
-  });
-
-  it('an Anthropic provider\'s models are listed, asked for in Anthropic\'s way', async () => {
-    const ids: string[] = [];
-    for await (const m of openai().models.list()) ids.push(m.id);
-    // The mock's list, under each prefix.
-    const mine = h.mock.models === 'hang' ? [] : h.mock.models.map((m) => m.id);
-    expect(ids).toEqual([...mine.map((id) => `mock:${id}`), ...mine.map((id) => `claude:${id}`), 'gpt-4o-mini']);
-    const asked = h.mock.received.filter((r) => r.method === 'GET' && r.headers['x-api-key'] === 'sk-upstream-anthropic');
-    expect(asked.map((r) => r.url)).toEqual(['/v1/models?limit=1000']);
-    expect(asked[0]!.headers['anthropic-version']).toBe('2023-06-01');
-    expect(asked[0]!.headers.authorization).toBeUndefined();
-  });
-
-  it('messages.countTokens', async () => {
-    const r = await anthropic().messages.countTokens({ model: 'claude:claude-sonnet-4', messages: [{ role: 'user', content: 'hi' }] });
-    expect(r.input_tokens).toBe(5);
-    expect(last().url).toBe('/v1/messages/count_tokens');
-    expect(last().json?.model).toBe('claude-sonnet-4');
-  });
-
-  it('messages.stream', async () => {
-    const stream = anthropic().messages.stream({ model: 'claude:claude-sonnet-4', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] });
-    let text = '';
-    stream.on('text', (t) => (text += t));
-    const final = await stream.finalMessage();
-    expect(text).toBe('hello from the mock');
-    expect(final.usage.output_tokens).toBe(6);
-  });
-
-  it('errors come in Anthropic\'s shape: a wrong key, an OpenAI-only provider', async () => {
-    const denied = await anthropic('wrong').messages.create({ model: 'claude:x', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
-    expect(denied).toBeInstanceOf(Anthropic.AuthenticationError);
-    expect((denied as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
-    const wrong = await anthropic().messages.create({ model: 'mock:llama3:8b', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
-    expect(wrong).toBeInstanceOf(Anthropic.BadRequestError);
-    expect((wrong as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({
-      type: 'error',
-      error: { type: 'invalid_request_error', message: expect.stringMatching(/provider "mock" takes the openai format/) },
+    it('errors come in Anthropic\'s shape: a wrong key, an OpenAI-only provider', async () => {
+      const denied = await anthropic('wrong').messages.create({ model: 'claude:x', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
+      expect(denied).toBeInstanceOf(Anthropic.AuthenticationError);
+      expect((denied as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
+      const wrong = await anthropic().messages.create({ model: 'mock:llama3:8b', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
+      expect(wrong).toBeInstanceOf(Anthropic.BadRequestError);
+      expect((wrong as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({
+        type: 'error',
+        error: { type: 'invalid_request_error', message: expect.stringMatching(/provider "mock" takes the openai format/) },
+      });
     });
   });
 });

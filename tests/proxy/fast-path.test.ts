@@ -1,8 +1,8 @@
 /**
  * The daemon's way around Hono for the proxy's endpoints (ProxyApp.fastPath, tried
  * by the daemon's TCP listener before its app): the same answers as the app at /v1
- * gives — success, key checks, CORS, method and body errors — and every other path
- * left to the app.
+ * gives — success, key checks, CORS, method and body errors — for every path under
+ * /v1, and every other path left to the app.
  */
 import { getRequestListener } from '@hono/node-server';
 import { Hono } from 'hono';
@@ -79,13 +79,25 @@ describe('ProxyApp.fastPath', () => {
     expect(comparable(fast)).toEqual(comparable(hono));
   });
 
-  it('leaves every other path to the app', async () => {
+  it('serves every other /v1 path as the app does, and leaves the rest to the app', async () => {
+    const paths = ['/v1/models', '/v1/models/mock:x', '/v1/chat/completions/', '/v1', '/v1?x=1', '/v1/audio/speech', '/v1//chat/completions'];
     const before = fastServed;
-    for (const path of ['/v1/models', '/v1/models/mock:x', '/v1/chat/completions/', '/v1', '/v1/audio/speech', '/health', '/v1//chat/completions']) {
+    for (const path of [...paths, '/health', '/v1x']) {
       const hono = await call(viaHono.url, { method: 'GET', path, headers: auth });
       const fast = await call(viaFast.url, { method: 'GET', path, headers: auth });
       expect(comparable(fast), path).toEqual(comparable(hono));
     }
-    expect(fastServed).toBe(before);
+    expect(fastServed).toBe(before + paths.length);
+  });
+
+  it("answers HEAD with the head of the route's own answer (Hono's HEAD would write its own over it)", async () => {
+    for (const [path, status] of [['/v1/models', 200], ['/v1/models/mock:x', 404], ['/v1/audio/speech', 404]] as const) {
+      const r = await call(viaFast.url, { method: 'HEAD', path, headers: auth });
+      expect(r.status, path).toBe(status);
+      expect(r.headers['content-type'], path).toBe('application/json');
+      expect(r.headers['x-request-id'], path).toBe('same-id-1');
+      expect(r.headers['x-hono-already-sent'], path).toBeUndefined();
+      expect(r.text, path).toBe('');
+    }
   });
 });

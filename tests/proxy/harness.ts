@@ -1,12 +1,13 @@
 /** Starts a mock upstream and the proxy in front of it, with a config the test can change live. */
 import http from 'node:http';
 import { proxySchema, type ProxyConfig } from '../../src/config/proxy-schema.js';
-import { startProxyServer, type ProxyDeps, type ProxyServer } from '../../src/proxy/index.js';
+import { startProxyServer, type ProxyDeps } from '../../src/proxy/index.js';
+import { startDaemonListener } from './daemon-listener.js';
 import { startMockUpstream, type MockUpstream } from './mock-upstream.js';
 
 export interface Harness {
   mock: MockUpstream;
-  proxy: ProxyServer;
+  proxy: { port: number; close(): Promise<void> };
   /** `http://127.0.0.1:<proxy port>` */
   url: string;
   logs: Record<string, unknown>[];
@@ -15,18 +16,19 @@ export interface Harness {
   close(): Promise<void>;
 }
 
+/** Which listener serves /v1: `tunnel-manager proxy`'s, or the daemon's TCP listener. */
+export type Listener = 'proxy' | 'daemon';
+
 export async function startHarness(
   raw: (mockBaseUrl: string) => unknown,
   extra: Omit<ProxyDeps, 'getConfig' | 'log'> = {},
+  listener: Listener = 'proxy',
 ): Promise<Harness> {
   const mock = await startMockUpstream();
   let config: ProxyConfig | null = parse(raw(mock.baseUrl));
   const logs: Record<string, unknown>[] = [];
-  const proxy = await startProxyServer({
-    host: '127.0.0.1',
-    port: 0,
-    deps: { getConfig: () => config, log: (e) => logs.push(e), ...extra },
-  });
+  const deps: ProxyDeps = { getConfig: () => config, log: (e) => logs.push(e), ...extra };
+  const proxy = listener === 'proxy' ? await startProxyServer({ host: '127.0.0.1', port: 0, deps }) : await startDaemonListener(deps);
   return {
     mock,
     proxy,

@@ -75,7 +75,7 @@ const CONFIG_CASES: Array<[string, string, RegExp]> = [
   ['two tunnels on one local port', 'tunnels:\n' + GOOD_TUNNEL() + GOOD_TUNNEL({ name: 'other', remote_port: '5433' }), /^tunnels\[1\]\.local_port$/],
   ['duplicate key in a tunnel', 'tunnels:\n' + GOOD_TUNNEL() + '    remote_port: 1\n', /remote_port/],
   ['duplicate top-level key', 'tunnels: []\ntunnels: []\n', /tunnels/],
-  ['YAML merge key', 'base: &b\n  remote_host: h\ntunnels:\n  - <<: *b\n    remote_port: 1\n    local_port: 2\n    direction: remote_to_local\n', /<</],
+  ['YAML merge key of a value that is no map', 'base: &b h\ntunnels:\n  - <<: *b\n    remote_port: 1\n    local_port: 2\n    direction: remote_to_local\n', /<</],
   ['unclosed flow sequence', 'tunnels: [\n', /\(file\)/],
   ['unclosed quote', 'tunnels:\n  - name: "db\n', /\(file\)/],
   ['tab indentation', 'tunnels:\n\t- name: db\n', /\(file\)/],

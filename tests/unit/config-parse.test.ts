@@ -244,15 +244,36 @@ describe('structure', () => {
     expect(ps[0]!.field).toBe('(file)');
   });
 
-  test('a YAML merge key (<<) is refused by name, not reported as fields missing', () => {
-    const ps = problems(`defaults: &d { remote_host: h, direction: remote_to_local }
+  test('a YAML merge key (<<) brings its fields, as YAML 1.1 reads it: the entry\'s own keys win, then the first map merged', () => {
+    const text = `defaults: &d { remote_host: h, direction: local_to_remote, ssh_options: { ServerAliveInterval: 7 } }
+other: &o { remote_host: nope, remote_port: 9 }
 tunnels:
-  - <<: *d
+  - <<: [*d, *o]
+    name: merged
+    remote_port: 1
+    local_port: 2
+    direction: remote_to_local
+`;
+    const r = parseConfigText(text);
+    expect(r.kind).toBe('ok');
+    const t = r.kind === 'ok' ? r.config.tunnels[0]! : null;
+    expect(t).toMatchObject({ name: 'merged', remote_host: 'h', direction: 'remote_to_local', ssh_options: expect.objectContaining({ ServerAliveInterval: '7' }) });
+    expect(t?.written).toEqual({ remote_host: 'h', direction: 'remote_to_local', ssh_options: { ServerAliveInterval: 7 }, remote_port: 1, name: 'merged', local_port: 2 });
+    // The same entry written out has the same hash: a merged field is the field.
+    const flat = parseConfigText('tunnels:\n  - {name: merged, remote_host: h, remote_port: 1, local_port: 2}\n');
+    expect(flat.kind === 'ok' && flat.config.tunnels[0]!.hash).toBe(t?.hash);
+  });
+
+  test('a merge key that brings no map is refused by name, not reported as fields missing', () => {
+    const ps = problems(`tunnels:
+  - <<: [h, 1]
     remote_port: 1
     local_port: 2
 `);
-    expect(ps[0]).toMatchObject({ line: 3, column: 5, field: 'tunnels[0]["<<"]' });
-    expect(ps[0]!.expected).toContain('merge keys');
+    const merge = ps.filter((p) => p.field === 'tunnels[0]["<<"]');
+    expect(merge.map((p) => [p.line, p.column, p.found])).toEqual([[2, 10, '"h"'], [2, 13, '"1"']]);
+    expect(merge[0]!.expected).toBe('a map, or a list of maps, to merge (<<: *defaults)');
+    expect(ps.some((p) => p.field === 'tunnels[0].remote_host')).toBe(true);
   });
 
   test('keys that are not names are refused', () => {

@@ -11,6 +11,8 @@ import { ConfigStore } from '../../src/config-edit/store.js';
 import { createDaemonClient } from '../../src/panel/daemon-client.js';
 import { EventsHub } from '../../src/panel/events-hub.js';
 import { startPanel } from '../../src/panel/index.js';
+import { parseConfigText } from '../../src/config/load.js';
+import { FIXTURES } from './config-anchor-fixtures.js';
 
 const CONFIG = `# my tunnels
 tunnels:
@@ -62,12 +64,12 @@ function fakeDaemon() {
   return { calls, auth, fetchImpl };
 }
 
-async function setup(opts: { password?: string | null } = {}) {
+async function setup(opts: { password?: string | null; config?: string } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'tm-panel-app-'));
   const configPath = join(dir, 'config', 'config.yaml');
   const { mkdirSync } = await import('node:fs');
   mkdirSync(join(dir, 'config'));
-  writeFileSync(configPath, CONFIG);
+  writeFileSync(configPath, opts.config ?? CONFIG);
   const daemon = fakeDaemon();
   const client = createDaemonClient('http://127.0.0.1:8080', API_TOKEN, daemon.fetchImpl);
   const hub = new EventsHub(client);
@@ -240,6 +242,54 @@ describe('config and editing', () => {
     expect(res.status).toBe(400);
     expect((await res.json()).error.code).toBe('invalid_body');
     expect((await s.req('PUT', '/api/tunnels/abc', { version: 'x', fields: fields() }, s.own)).status).toBe(400);
+  });
+});
+
+describe('the form over anchors, aliases and merge keys', () => {
+  type View = { version: string; entries: { hash: string; fields: Record<string, string> }[] };
+  const load = async (s: Awaited<ReturnType<typeof setup>>): Promise<View> => (await (await s.req('GET', '/api/config')).json()).config;
+  const hosts = (text: string) => {
+    const r = parseConfigText(text);
+    expect(r.kind).toBe('ok');
+    return r.kind === 'ok' ? Object.fromEntries(r.config.tunnels.map((t) => [t.name, t.remote_host])) : {};
+  };
+
+  it('deleting the entry that holds the anchor keeps the file readable and the others as they were', async () => {
+    const s = await setup({ config: FIXTURES['a scalar anchored in one entry, aliased by two'] });
+    cleanups.push(...s.cleanups);
+    const c = await load(s);
+    const res = await s.req('DELETE', '/api/tunnels/0', { version: c.version, hash: c.entries[0]!.hash }, s.own);
+    expect(res.status).toBe(200);
+    const text = readFileSync(s.configPath, 'utf8');
+    expect(hosts(text)).toEqual({ cache: 'user@bastion', web: 'user@bastion' });
+    expect(text).toMatch(/name: cache\n\s+remote_host: &jump user@bastion/);
+  });
+
+  it('editing an anchored value changes that tunnel only; saving an aliased one unchanged keeps the alias', async () => {
+    const s = await setup({ config: FIXTURES['a scalar anchored in one entry, aliased by two'] });
+    cleanups.push(...s.cleanups);
+    let c = await load(s);
+    const same = await s.req('PUT', '/api/tunnels/2', { version: c.version, hash: c.entries[2]!.hash, fields: c.entries[2]!.fields }, s.own);
+    expect(same.status).toBe(200);
+    expect(readFileSync(s.configPath, 'utf8')).toBe(FIXTURES['a scalar anchored in one entry, aliased by two']);
+    c = await load(s);
+    const res = await s.req('PUT', '/api/tunnels/0', { version: c.version, hash: c.entries[0]!.hash, fields: { ...c.entries[0]!.fields, remote_host: 'user@other' } }, s.own);
+    expect(res.status).toBe(200);
+    const text = readFileSync(s.configPath, 'utf8');
+    expect(hosts(text)).toEqual({ db: 'user@other', cache: 'user@bastion', web: 'user@bastion' });
+    expect(text).toContain('remote_host: *jump');
+  });
+
+  it('a field a merge key brings: the form shows it, and editing it overrides it on that entry only', async () => {
+    const s = await setup({ config: FIXTURES['a defaults map merged into every entry'] });
+    cleanups.push(...s.cleanups);
+    const c = await load(s);
+    expect(c.entries.map((e) => e.fields.remote_host)).toEqual(['user@bastion', 'user@bastion']);
+    const res = await s.req('PUT', '/api/tunnels/1', { version: c.version, hash: c.entries[1]!.hash, fields: { ...c.entries[1]!.fields, remote_host: 'user@web-host' } }, s.own);
+    expect(res.status).toBe(200);
+    const text = readFileSync(s.configPath, 'utf8');
+    expect(hosts(text)).toEqual({ db: 'user@bastion', web: 'user@web-host' });
+    expect(text.match(/<<: \*defaults/g)).toHaveLength(2);
   });
 });
 

@@ -93,7 +93,9 @@ export function openEditor(entry) {
   fillHealthCheck(entry);
   const kept = entry && entry.other_keys.length > 0;
   $('kept-keys').hidden = !kept;
-  if (kept) $('kept-keys').textContent = `Also in the file, kept as they are: ${entry.other_keys.join(', ')}.`;
+  // A merge key (<<: *defaults) brings fields the form shows as this tunnel's own.
+  const merge = kept && entry.other_keys.includes('<<') ? ' The fields the merge key << brings are shown above: one you change is written in this tunnel only, the others stay merged.' : '';
+  if (kept) $('kept-keys').textContent = `Also in the file, kept as they are: ${entry.other_keys.join(', ')}.${merge}`;
   loadSshHosts();
   $('editor').showModal();
   $('f-name').focus();
