@@ -50,5 +50,11 @@ export function requireHost(listener: RequestListener): RequestListener {
   };
 }
 
-/** Options for `http.createServer` that go with `requireHost`. */
-export const LISTENER_OPTIONS: http.ServerOptions = { requireHostHeader: false };
+/**
+ * Options for `http.createServer` that go with `requireHost`. Idle kept-alive
+ * connections are kept 65 s, longer than clients keep theirs (httpx and Node's agent
+ * drop theirs after 5 s): the client always closes first, so a request of a client
+ * that does not read `Keep-Alive: timeout` never meets a connection the server is
+ * closing at that moment (Node's own 5 s would race with theirs).
+ */
+export const LISTENER_OPTIONS: http.ServerOptions = { requireHostHeader: false, keepAliveTimeout: 65_000 };

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TunnelLookup } from './deps.js';
 import type { Endpoint } from './endpoints.js';
 import { sendError, type ProxyError } from './errors.js';
-import { forwardChat, type FallbackReason } from './forward.js';
+import { forwardChat, type FallbackReason, type Forward } from './forward.js';
 import type { Observation } from './observe.js';
 import { describeKeyProblem, type Provider, type Runtime, type Target } from './providers.js';
 import type { Rests } from './rest.js';
@@ -44,32 +44,57 @@ function header(raw: readonly string[], name: string): string | undefined {
  * failure is the client's answer.
  */
 export function sendToTargets(a: Attempts): void {
-  const send = (e: ProxyError): void => sendError(a.res, a.requestId, e, false, a.endpoint.family);
-  let lastRefusal: ProxyError | null = null;
+  new Targets(a).attempt(0);
+}
 
-  const attempt = (i: number): void => {
+/**
+ * The walk over the targets. One object per request, which is also the relay's
+ * `Forward` for the target being tried (its provider and payload change with it):
+ * the hot path allocates it instead of a closure per step.
+ */
+class Targets implements Forward {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly requestId: string;
+  readonly pool: UpstreamPool;
+  readonly forwarded: readonly string[];
+  readonly endpoint: string;
+  readonly family: Endpoint['family'];
+  readonly observer: Observation;
+  readonly log: ((entry: Record<string, unknown>) => void) | undefined;
+  provider!: Provider;
+  payload!: Buffer;
+  private index = 0;
+  private lastRefusal: ProxyError | null = null;
+
+  constructor(private readonly a: Attempts) {
+    this.req = a.req;
+    this.res = a.res;
+    this.requestId = a.requestId;
+    this.pool = a.pool;
+    this.forwarded = a.runtime.forwarded;
+    this.endpoint = a.endpoint.path;
+    this.family = a.endpoint.family;
+    this.observer = a.obs;
+    this.log = a.log;
+  }
+
+  attempt(i: number): void {
+    const { a } = this;
     if (a.res.destroyed) return;
+    this.index = i;
     const target = a.targets[i];
     if (target === undefined) {
-      send(lastRefusal ?? { status: 502, type: 'upstream_error', code: 'upstream_unreachable', message: 'no target could be reached' });
+      sendError(a.res, a.requestId, this.lastRefusal ?? { status: 502, type: 'upstream_error', code: 'upstream_unreachable', message: 'no target could be reached' }, false, a.endpoint.family);
       return;
     }
-    const last = i === a.targets.length - 1;
-    const next = (reason: string, refusal: ProxyError): void => {
-      lastRefusal = refusal;
-      if (!last) {
-        a.obs.fellBack(target.prefix, reason);
-        a.log?.({ event: 'proxy_fallback', request_id: a.requestId, provider: target.prefix, reason, next: a.targets[i + 1]!.prefix, why: refusal.message });
-      }
-      attempt(i + 1);
-    };
     const entry = a.runtime.providers.get(target.prefix);
-    if (entry === undefined) return next('unknown', { status: 404, type: 'invalid_request_error', code: 'model_not_found', message: `no provider "${target.prefix}"` });
+    if (entry === undefined) return this.next('unknown', { status: 404, type: 'invalid_request_error', code: 'model_not_found', message: `no provider "${target.prefix}"` });
     a.obs.provider = target.prefix;
     const resting = a.rests.left(target.prefix);
     if (resting > 0) {
       const seconds = Math.ceil(resting / 1000);
-      return next('resting', {
+      return this.next('resting', {
         status: 503,
         type: 'upstream_error',
         code: 'provider_resting',
@@ -78,36 +103,49 @@ export function sendToTargets(a: Attempts): void {
       });
     }
     const located = locate(entry, a.endpoint.format, a.tunnel);
-    if (!located.ok) return next('tunnel_down', located.error);
+    if (!located.ok) return this.next('tunnel_down', located.error);
     const provider = located.value;
     if (!provider.key.ok) {
       const code = provider.key.error.reason === 'unset_variable' ? 'provider_key_unset' : 'provider_key_unusable';
-      return next('key_unusable', { status: 500, type: 'server_error', code, message: describeKeyProblem(provider.prefix, provider.key.error) });
+      return this.next('key_unusable', { status: 500, type: 'server_error', code, message: describeKeyProblem(provider.prefix, provider.key.error) });
     }
-    forwardChat({
-      req: a.req,
-      res: a.res,
-      requestId: a.requestId,
-      provider,
-      pool: a.pool,
-      payload: a.payloadFor(target.model),
-      endpoint: a.endpoint.path,
-      forwarded: a.runtime.forwarded,
-      family: a.endpoint.family,
-      tunnelHint: () => a.tunnelHint(provider),
-      log: a.log,
-      observer: a.obs,
-      fallback(why) {
-        if (why.kind === 'status') a.rests.note(target.prefix, header(why.rawHeaders, 'retry-after'));
-        if (last || a.res.destroyed) return false;
-        a.obs.fellBack(target.prefix, reasonOf(why));
-        const detail = why.kind === 'status' ? { status: why.status } : why.kind === 'unreachable' ? { error: why.code } : {};
-        a.log?.({ event: 'proxy_fallback', request_id: a.requestId, provider: target.prefix, reason: reasonOf(why), ...detail, next: a.targets[i + 1]!.prefix });
-        // Not from inside the upstream client's callback: the next exchange starts on a clean stack.
-        queueMicrotask(() => attempt(i + 1));
-        return true;
-      },
-    });
-  };
-  attempt(0);
+    this.provider = provider;
+    this.payload = a.payloadFor(target.model);
+    forwardChat(this);
+  }
+
+  private get last(): boolean {
+    return this.index === this.a.targets.length - 1;
+  }
+
+  /** The current target refused before any exchange: on to the next, or this is the answer. */
+  private next(reason: string, refusal: ProxyError): void {
+    const { a } = this;
+    const i = this.index;
+    this.lastRefusal = refusal;
+    if (!this.last) {
+      const prefix = a.targets[i]!.prefix;
+      a.obs.fellBack(prefix, reason);
+      a.log?.({ event: 'proxy_fallback', request_id: a.requestId, provider: prefix, reason, next: a.targets[i + 1]!.prefix, why: refusal.message });
+    }
+    this.attempt(i + 1);
+  }
+
+  tunnelHint(): string {
+    return this.a.tunnelHint(this.provider);
+  }
+
+  fallback(why: FallbackReason): boolean {
+    const { a } = this;
+    const i = this.index;
+    const prefix = a.targets[i]!.prefix;
+    if (why.kind === 'status') a.rests.note(prefix, header(why.rawHeaders, 'retry-after'));
+    if (this.last || a.res.destroyed) return false;
+    a.obs.fellBack(prefix, reasonOf(why));
+    const detail = why.kind === 'status' ? { status: why.status } : why.kind === 'unreachable' ? { error: why.code } : {};
+    a.log?.({ event: 'proxy_fallback', request_id: a.requestId, provider: prefix, reason: reasonOf(why), ...detail, next: a.targets[i + 1]!.prefix });
+    // Not from inside the upstream client's callback: the next exchange starts on a clean stack.
+    queueMicrotask(() => this.attempt(i + 1));
+    return true;
+  }
 }

@@ -53,8 +53,10 @@ const MAX_SCRUBBED_ERROR_BYTES = 1024 * 1024;
  *     │ unreachable ▶ 502        │   (or a cut connection when the body is not SSE)
  *     └──────── client closed (any state) ▶ upstream exchange aborted ▶ done
  *
- * One timer serves both timeouts: armed when the request leaves, refreshed by the
- * head and by every chunk, so a stream that keeps flowing is never cut.
+ * One timer serves both timeouts: armed when the request leaves; the head and every
+ * chunk note the time, and a timer that fires after such a note is armed again for
+ * what is left, so a stream that keeps flowing is never cut (and a chunk costs a
+ * clock read rather than a timer update).
  *
  * While relaying, the body goes through up to three steps: a decoder when the
  * provider compressed it anyway, then either the SSE framer (only whole events reach
@@ -86,6 +88,8 @@ class Relay implements ExchangeSink {
   // An error answer held back until complete, so that the upstream key can be blanked out of it.
   private held: { status: number; rawHeaders: string[]; chunks: Buffer[]; size: number } | null = null;
   private readonly started = Date.now();
+  // The last sign of life from the upstream (or of a reader that was blocked), for the timer.
+  private lastActivity = this.started;
   private timer: NodeJS.Timeout | null = null;
   private exchange: Exchange | null = null;
 
@@ -95,11 +99,14 @@ class Relay implements ExchangeSink {
     const { f } = this;
     this.timer = setTimeout(() => this.onTimeout(), f.provider.timeoutMs);
     f.res.on('close', () => this.onClientClose());
+    // The client's query goes along (Azure-style servers route on `?api-version=`).
+    const url = f.req.url ?? '';
+    const q = url.indexOf('?');
     this.exchange = f.pool.request(
       f.provider.origin,
       {
         method: 'POST',
-        path: `${f.provider.basePath}${f.endpoint ?? '/chat/completions'}`,
+        path: `${f.provider.basePath}${f.endpoint ?? '/chat/completions'}${q === -1 ? '' : url.slice(q)}`,
         headers: upstreamRequestHeaders(f.req, f.requestId, f.provider.credential, f.forwarded),
         body: f.payload,
       },
@@ -125,7 +132,7 @@ class Relay implements ExchangeSink {
       return;
     }
     this.state = 'relaying';
-    this.timer!.refresh();
+    this.lastActivity = Date.now();
     const { contentType, contentEncoding, contentLength } = scan(rawHeaders);
     const encoding = bodyEncoding(contentEncoding);
     if (encoding.kind === 'decodable') {
@@ -153,7 +160,7 @@ class Relay implements ExchangeSink {
   }
 
   data(chunk: Buffer): void {
-    this.timer!.refresh();
+    this.lastActivity = Date.now();
     if (this.decoder !== null) this.decoder.write(chunk);
     else this.onPlain(chunk);
   }
@@ -189,7 +196,7 @@ class Relay implements ExchangeSink {
       this.exchange!.pause();
       res.once('drain', () => {
         this.clientBlocked = false;
-        this.timer!.refresh();
+        this.lastActivity = Date.now();
         this.exchange!.resume();
       });
     }
@@ -249,8 +256,10 @@ class Relay implements ExchangeSink {
 
   private onTimeout(): void {
     if (this.state === 'done') return;
-    if (this.clientBlocked) {
-      this.timer!.refresh();
+    const idle = Date.now() - this.lastActivity;
+    if (this.clientBlocked || idle < this.f.provider.timeoutMs) {
+      // A blocked reader is not an upstream gap; otherwise the upstream spoke since the timer was set.
+      this.timer = setTimeout(() => this.onTimeout(), this.clientBlocked ? this.f.provider.timeoutMs : this.f.provider.timeoutMs - idle);
       return;
     }
     const { f } = this;

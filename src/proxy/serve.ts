@@ -40,7 +40,7 @@ export function startProxyServer(options: { host: string; port: number; deps: Pr
   // Streams may stay open for as long as the upstream keeps talking; the per-provider
   // timeouts bound them, not Node's request timer.
   const server = http.createServer(
-    { requestTimeout: 0, noDelay: true, keepAliveTimeout: 65_000, ...LISTENER_OPTIONS },
+    { requestTimeout: 0, noDelay: true, ...LISTENER_OPTIONS },
     requireHost((req, res) => {
       if ((req.method === 'GET' || req.method === 'HEAD') && (req.url === '/metrics' || req.url?.startsWith('/metrics?'))) return metrics(req, res);
       handler(req, res);

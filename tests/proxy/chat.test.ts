@@ -194,6 +194,19 @@ describe('POST /v1/chat/completions', () => {
     }
   });
 
+  it('gives every request without a usable id its own', async () => {
+    const ids = new Set<string>();
+    for (let i = 0; i < 20; i++) ids.add((await call(h.url, { body: chat('mock:x') })).headers['x-request-id'] as string);
+    expect(ids.size).toBe(20);
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+  });
+
+  it("passes the client's query string on to the provider (Azure-style api-version)", async () => {
+    const r = await call(h.url, { path: '/v1/chat/completions?api-version=2024-10-21&x=%20y', body: chat('mock:x') });
+    expect(r.status).toBe(200);
+    expect(h.mock.received.at(-1)!.url).toBe('/v1/chat/completions?api-version=2024-10-21&x=%20y');
+  });
+
   it('answers 405 for the wrong method and 404 for an unknown /v1 path, OpenAI-shaped', async () => {
     const get = await call(h.url, { method: 'GET' });
     expect(get.status).toBe(405);
