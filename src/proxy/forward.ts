@@ -35,8 +35,12 @@ export interface Forward {
    * dropped without a word to the client; false: the error is answered as usual.
    */
   fallback?(why: FallbackReason): boolean;
-  /** Told each piece of the answer's body as it goes to the client (usage, time to first byte). */
-  observer?: { tap(chunk: Buffer): void };
+  /**
+   * The request's record: told each piece of the answer's body as it goes to the
+   * client (usage, time to first byte), and the one that hears the client leave (one
+   * close listener per request, whichever attempt is under way).
+   */
+  observer: { tap(chunk: Buffer): void; watch(relay: { onClientClose(): void }): void };
   /** "; 127.0.0.1:11434 is the local end of tunnel 'llm' (…), which is RETRYING, not RUNNING" or "": appended to 502 messages. */
   tunnelHint(): string;
   log?(entry: Record<string, unknown>): void;
@@ -98,7 +102,7 @@ class Relay implements ExchangeSink {
   start(): void {
     const { f } = this;
     this.timer = setTimeout(() => this.onTimeout(), f.provider.timeoutMs);
-    f.res.on('close', () => this.onClientClose());
+    f.observer.watch(this);
     // The client's query goes along (Azure-style servers route on `?api-version=`).
     const url = f.req.url ?? '';
     const q = url.indexOf('?');
@@ -180,7 +184,7 @@ class Relay implements ExchangeSink {
 
   private write(out: Buffer): void {
     const { res } = this.f;
-    this.f.observer?.tap(out);
+    this.f.observer.tap(out);
     if (!this.wrote && out.length === this.whole) {
       // The whole answer in one piece: it is complete, whatever undici says next.
       this.wrote = true;
@@ -217,7 +221,7 @@ class Relay implements ExchangeSink {
     if (held === null) {
       // A provider that ends without a last blank line: its last bytes still reach the client as sent.
       const rest = this.frames?.rest() ?? null;
-      if (rest !== null) f.observer?.tap(rest);
+      if (rest !== null) f.observer.tap(rest);
       res.end(rest ?? undefined);
       return;
     }
@@ -226,7 +230,7 @@ class Relay implements ExchangeSink {
     let body = Buffer.concat(held.chunks);
     if (key !== null && held.size <= MAX_SCRUBBED_ERROR_BYTES && body.includes(key)) body = Buffer.from(body.toString('utf8').replaceAll(key, '***'));
     res.writeHead(held.status, [...clientHeaders(held.rawHeaders, requestId, true), 'content-length', String(body.length)]);
-    f.observer?.tap(body);
+    f.observer.tap(body);
     res.end(body);
   }
 
@@ -297,7 +301,7 @@ class Relay implements ExchangeSink {
     }
   }
 
-  private onClientClose(): void {
+  onClientClose(): void {
     if (this.state === 'done') return;
     const stage = this.state;
     this.finish();

@@ -95,8 +95,11 @@ function sameKey(bytes: Uint8Array, start: number, end: number, key: string): bo
     while (i < key.length && bytes[start + 1 + i] === key.charCodeAt(i)) i++;
     if (i === key.length) return true;
   }
-  const literal = Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start);
-  return literal.includes(BACKSLASH) && JSON.parse(literal.toString('utf8')) === key;
+  // Only a literal with an escape can spell `key` in other bytes; most keys have none.
+  let escaped = false;
+  for (let i = start + 1; i < end - 1 && !escaped; i++) escaped = bytes[i] === BACKSLASH;
+  if (!escaped) return false;
+  return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).toString('utf8')) === key;
 }
 
 /**

@@ -15,6 +15,8 @@ export interface Observation {
   tap(chunk: Buffer): void;
   /** A target passed over for the next one. */
   fellBack(provider: string, reason: string): void;
+  /** The exchange under way, told when the client's connection closes (after the record is written). */
+  watch(relay: { onClientClose(): void }): void;
 }
 
 /**
@@ -30,6 +32,7 @@ class RequestObservation implements Observation {
   private firstByte = -1;
   private reader: UsageReader | null = null;
   private fallbacks: { provider: string; reason: string }[] | null = null;
+  private relay: { onClientClose(): void } | null = null;
 
   constructor(
     private readonly requestId: string,
@@ -38,7 +41,14 @@ class RequestObservation implements Observation {
     private readonly log: ((entry: Record<string, unknown>) => void) | undefined,
     private readonly metrics: ProxyMetrics | undefined,
   ) {
-    res.on('close', () => this.close());
+    res.on('close', () => {
+      this.close();
+      this.relay?.onClientClose();
+    });
+  }
+
+  watch(relay: { onClientClose(): void }): void {
+    this.relay = relay;
   }
 
   tap(chunk: Buffer): void {

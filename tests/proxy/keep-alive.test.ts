@@ -9,7 +9,7 @@ function post(url: string, agent: http.Agent): Promise<{ status: number; localPo
   return new Promise((resolve, reject) => {
     const req = http.request(`${url}/v1/chat/completions`, { method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (res) => {
       res.resume();
-      res.on('end', () => resolve({ status: res.statusCode!, localPort: req.socket!.localPort!, keepAlive: res.headers['keep-alive'] }));
+      res.on('end', () => resolve({ status: res.statusCode!, localPort: req.socket!.localPort!, keepAlive: res.headers['keep-alive'] as string | undefined }));
     });
     req.on('error', reject);
     req.end(body);
