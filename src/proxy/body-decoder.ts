@@ -25,9 +25,13 @@ export interface DecodedSink {
 /** How a body is encoded, from its `content-encoding`: one the proxy decodes, none, or one it cannot read. */
 export type BodyEncoding = { kind: 'identity' } | { kind: 'decodable'; name: 'gzip' | 'deflate' | 'br' } | { kind: 'opaque'; name: string };
 
+const IDENTITY: BodyEncoding = { kind: 'identity' };
+
 export function bodyEncoding(contentEncoding: string | undefined): BodyEncoding {
-  const name = contentEncoding?.trim().toLowerCase() ?? '';
-  if (name === '' || name === 'identity') return { kind: 'identity' };
+  // The usual answer, without a string operation or an allocation.
+  if (contentEncoding === undefined) return IDENTITY;
+  const name = contentEncoding.trim().toLowerCase();
+  if (name === '' || name === 'identity') return IDENTITY;
   if (name === 'gzip' || name === 'x-gzip') return { kind: 'decodable', name: 'gzip' };
   if (name === 'deflate') return { kind: 'decodable', name: 'deflate' };
   if (name === 'br') return { kind: 'decodable', name: 'br' };

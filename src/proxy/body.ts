@@ -14,27 +14,51 @@ export function readBody(req: IncomingMessage, limit: number, done: (body: Buffe
     done({ reason: 'too_large', limit });
     return;
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let settled = false;
-  const settle = (result: Buffer | BodyFailure): void => {
-    if (settled) return;
-    settled = true;
-    req.off('data', onData);
-    done(result);
-  };
-  const onData = (chunk: Buffer): void => {
-    size += chunk.length;
-    if (size > limit) {
-      req.pause();
-      settle({ reason: 'too_large', limit });
+  new BodyReader(req, limit, done).listen();
+}
+
+/** One body being read: an object with bound methods rather than a closure per event. */
+class BodyReader {
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  private settled = false;
+
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly limit: number,
+    private readonly done: (body: Buffer | BodyFailure) => void,
+  ) {}
+
+  listen(): void {
+    const { req } = this;
+    req.on('data', this.onData);
+    req.on('end', this.onEnd);
+    req.on('error', this.onGone);
+    // 'close' before 'end' means the client went away mid-body.
+    req.on('close', this.onGone);
+  }
+
+  private settle(result: Buffer | BodyFailure): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.req.off('data', this.onData);
+    this.done(result);
+  }
+
+  private readonly onData = (chunk: Buffer): void => {
+    this.size += chunk.length;
+    if (this.size > this.limit) {
+      this.req.pause();
+      this.settle({ reason: 'too_large', limit: this.limit });
       return;
     }
-    chunks.push(chunk);
+    this.chunks.push(chunk);
   };
-  req.on('data', onData);
-  req.on('end', () => settle(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
-  req.on('error', () => settle({ reason: 'client_closed' }));
-  // 'close' before 'end' means the client went away mid-body.
-  req.on('close', () => settle({ reason: 'client_closed' }));
+
+  private readonly onEnd = (): void => {
+    const { chunks } = this;
+    this.settle(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size));
+  };
+
+  private readonly onGone = (): void => this.settle({ reason: 'client_closed' });
 }

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { withModel } from './chat-request.js';
 import type { TunnelLookup } from './deps.js';
 import type { Endpoint } from './endpoints.js';
 import { sendError, type ProxyError } from './errors.js';
@@ -9,6 +10,15 @@ import type { Rests } from './rest.js';
 import { locate } from './routing.js';
 import type { UpstreamPool } from './upstream.js';
 
+/** What every request's walk over its targets shares (one object per proxy). */
+export interface Shared {
+  pool: UpstreamPool;
+  rests: Rests;
+  tunnel: TunnelLookup | undefined;
+  tunnelHint(p: Provider): string;
+  log?(entry: Record<string, unknown>): void;
+}
+
 /** One request on its way to the targets of its model name. */
 export interface Attempts {
   req: IncomingMessage;
@@ -18,14 +28,9 @@ export interface Attempts {
   runtime: Runtime;
   /** Targets that take the endpoint's format, in order. */
   targets: readonly Target[];
-  /** The body for a target: the client's, with `model` replaced by the target's bare model name. */
-  payloadFor(model: string): Buffer;
-  pool: UpstreamPool;
-  rests: Rests;
-  tunnel: TunnelLookup | undefined;
-  tunnelHint(p: Provider): string;
+  /** The client's body; each target gets it with `model` replaced by its bare model name. */
+  body: Buffer;
   obs: Observation;
-  log?(entry: Record<string, unknown>): void;
 }
 
 const reasonOf = (why: FallbackReason): string =>
@@ -43,8 +48,8 @@ function header(raw: readonly string[], name: string): string | undefined {
  * before a byte reached the client, so the client sees one answer. The last target's
  * failure is the client's answer.
  */
-export function sendToTargets(a: Attempts): void {
-  new Targets(a).attempt(0);
+export function sendToTargets(shared: Shared, a: Attempts): void {
+  new Targets(shared, a).attempt(0);
 }
 
 /**
@@ -67,16 +72,19 @@ class Targets implements Forward {
   private index = 0;
   private lastRefusal: ProxyError | null = null;
 
-  constructor(private readonly a: Attempts) {
+  constructor(
+    private readonly shared: Shared,
+    private readonly a: Attempts,
+  ) {
     this.req = a.req;
     this.res = a.res;
     this.requestId = a.requestId;
-    this.pool = a.pool;
+    this.pool = shared.pool;
     this.forwarded = a.runtime.forwarded;
     this.endpoint = a.endpoint.path;
     this.family = a.endpoint.family;
     this.observer = a.obs;
-    this.log = a.log;
+    this.log = shared.log;
   }
 
   attempt(i: number): void {
@@ -91,7 +99,7 @@ class Targets implements Forward {
     const entry = a.runtime.providers.get(target.prefix);
     if (entry === undefined) return this.next('unknown', { status: 404, type: 'invalid_request_error', code: 'model_not_found', message: `no provider "${target.prefix}"` });
     a.obs.provider = target.prefix;
-    const resting = a.rests.left(target.prefix);
+    const resting = this.shared.rests.left(target.prefix);
     if (resting > 0) {
       const seconds = Math.ceil(resting / 1000);
       return this.next('resting', {
@@ -102,7 +110,7 @@ class Targets implements Forward {
         retryAfterSeconds: seconds,
       });
     }
-    const located = locate(entry, a.endpoint.format, a.tunnel);
+    const located = locate(entry, a.endpoint.format, this.shared.tunnel);
     if (!located.ok) return this.next('tunnel_down', located.error);
     const provider = located.value;
     if (!provider.key.ok) {
@@ -110,7 +118,7 @@ class Targets implements Forward {
       return this.next('key_unusable', { status: 500, type: 'server_error', code, message: describeKeyProblem(provider.prefix, provider.key.error) });
     }
     this.provider = provider;
-    this.payload = a.payloadFor(target.model);
+    this.payload = withModel(a.body, target.model);
     forwardChat(this);
   }
 
@@ -126,24 +134,24 @@ class Targets implements Forward {
     if (!this.last) {
       const prefix = a.targets[i]!.prefix;
       a.obs.fellBack(prefix, reason);
-      a.log?.({ event: 'proxy_fallback', request_id: a.requestId, provider: prefix, reason, next: a.targets[i + 1]!.prefix, why: refusal.message });
+      this.log?.({ event: 'proxy_fallback', request_id: a.requestId, provider: prefix, reason, next: a.targets[i + 1]!.prefix, why: refusal.message });
     }
     this.attempt(i + 1);
   }
 
   tunnelHint(): string {
-    return this.a.tunnelHint(this.provider);
+    return this.shared.tunnelHint(this.provider);
   }
 
   fallback(why: FallbackReason): boolean {
     const { a } = this;
     const i = this.index;
     const prefix = a.targets[i]!.prefix;
-    if (why.kind === 'status') a.rests.note(prefix, header(why.rawHeaders, 'retry-after'));
+    if (why.kind === 'status') this.shared.rests.note(prefix, header(why.rawHeaders, 'retry-after'));
     if (this.last || a.res.destroyed) return false;
     a.obs.fellBack(prefix, reasonOf(why));
     const detail = why.kind === 'status' ? { status: why.status } : why.kind === 'unreachable' ? { error: why.code } : {};
-    a.log?.({ event: 'proxy_fallback', request_id: a.requestId, provider: prefix, reason: reasonOf(why), ...detail, next: a.targets[i + 1]!.prefix });
+    this.log?.({ event: 'proxy_fallback', request_id: a.requestId, provider: prefix, reason: reasonOf(why), ...detail, next: a.targets[i + 1]!.prefix });
     // Not from inside the upstream client's callback: the next exchange starts on a clean stack.
     queueMicrotask(() => this.attempt(i + 1));
     return true;

@@ -1,15 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bearerMatches, clientAuthorization } from './auth.js';
 import { readBody } from './body.js';
-import { withModel } from './chat-request.js';
 import { applyCors } from './cors.js';
 import { DEFAULT_MAX_BODY_BYTES, type ProxyDeps } from './deps.js';
 import { ENDPOINTS, parseModelRequest, type Endpoint } from './endpoints.js';
 import { sendError, type ErrorFamily, type ProxyError } from './errors.js';
-import { sendToTargets } from './fallback.js';
+import { sendToTargets, type Shared } from './fallback.js';
 import { createModelCatalog } from './models.js';
 import { observeRequest, type Observation } from './observe.js';
-import { runtimeCache, type Provider, type Runtime } from './providers.js';
+import { runtimeCache, type Provider, type Runtime, type Target } from './providers.js';
 import { pickRequestId } from './request-id.js';
 import { createRests } from './rest.js';
 import { discardRest } from './discard.js';
@@ -87,15 +86,16 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
       : `${via}, which is ${t.status}, not RUNNING`;
   }
 
+  const shared: Shared = { pool, rests, tunnel: deps.tunnel, tunnelHint, log: deps.log };
+
   const forward = (endpoint: Endpoint): NodeHandler => (req, res) => {
     const begun = begin(req, res, endpoint.path, 'POST', endpoint.family);
     if (begun === null) return;
     const { requestId, runtime, obs } = begun;
-    const fail = (e: ProxyError): void => sendError(res, requestId, e, false, endpoint.family);
     readBody(req, maxBody, (body) => {
       if (!Buffer.isBuffer(body)) {
         if (body.reason === 'too_large') {
-          fail({ status: 413, type: 'invalid_request_error', code: 'request_too_large', message: `the request body is larger than ${body.limit} bytes` });
+          sendError(res, requestId, { status: 413, type: 'invalid_request_error', code: 'request_too_large', message: `the request body is larger than ${body.limit} bytes` }, false, endpoint.family);
           discardRest(req, body.limit);
         } else {
           deps.log?.({ event: 'proxy_client_closed', request_id: requestId, stage: 'reading_request' });
@@ -103,33 +103,19 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
         return;
       }
       const parsed = parseModelRequest(endpoint, body);
-      if (!parsed.ok) return fail(parsed.error);
+      if (!parsed.ok) return sendError(res, requestId, parsed.error, false, endpoint.family);
       obs.model = parsed.value.model;
       const targets = targetsFor(parsed.value.model, runtime);
-      if (!targets.ok) return fail(targets.error);
+      if (!targets.ok) return sendError(res, requestId, targets.error, false, endpoint.family);
       // No format translation: only targets that speak the endpoint's format are tried.
-      const fit = targets.value.filter((t) => runtime.providers.get(t.prefix)?.formats.includes(endpoint.format) ?? true);
+      const fits = (t: Target): boolean => runtime.providers.get(t.prefix)?.formats.includes(endpoint.format) ?? true;
+      const fit = targets.value.every(fits) ? targets.value : targets.value.filter(fits);
       if (fit.length === 0) {
         const first = runtime.providers.get(targets.value[0]!.prefix)!;
         obs.provider = first.prefix;
-        return fail(formatMismatch(`/v1${endpoint.path}`, endpoint.format, first));
+        return sendError(res, requestId, formatMismatch(`/v1${endpoint.path}`, endpoint.format, first), false, endpoint.family);
       }
-      const bytes = parsed.value.bytes;
-      sendToTargets({
-        req,
-        res,
-        requestId,
-        endpoint,
-        runtime,
-        targets: fit,
-        payloadFor: (model) => withModel(bytes, model),
-        pool,
-        rests,
-        tunnel: deps.tunnel,
-        tunnelHint,
-        obs,
-        log: deps.log,
-      });
+      sendToTargets(shared, { req, res, requestId, endpoint, runtime, targets: fit, body: parsed.value.bytes, obs });
     });
   };
 
