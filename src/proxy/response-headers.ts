@@ -39,3 +39,17 @@ export function clientHeaders(raw: readonly string[], requestId: string, rewritt
   out.push('x-request-id', requestId);
   return out;
 }
+
+/** The response headers the relay itself depends on, in one pass over the raw list. */
+export function relayHeaders(rawHeaders: readonly string[]): { contentType: string | undefined; contentEncoding: string | undefined; contentLength: string | undefined } {
+  let contentType: string | undefined;
+  let contentEncoding: string | undefined;
+  let contentLength: string | undefined;
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === 12 && name.toLowerCase() === 'content-type') contentType = rawHeaders[i + 1];
+    else if (name.length === 16 && name.toLowerCase() === 'content-encoding') contentEncoding = rawHeaders[i + 1];
+    else if (name.length === 14 && name.toLowerCase() === 'content-length') contentLength = rawHeaders[i + 1];
+  }
+  return { contentType, contentEncoding, contentLength };
+}

@@ -1,0 +1,251 @@
+import { bodyEncoding, createBodyDecoder, type BodyDecoder } from './body-decoder.js';
+import { sendError, sseErrorEvent, timeoutError, type ProxyError } from './errors.js';
+import type { Forward } from './forward.js';
+import { upstreamRequestHeaders } from './request-headers.js';
+import { clientHeaders, relayHeaders } from './response-headers.js';
+import { createSseFrames, type SseFrames } from './sse-frames.js';
+import type { Exchange, ExchangeSink, UpstreamFailure } from './upstream.js';
+
+// Error bodies are buffered (to scrub the upstream key from them) only up to this size.
+const MAX_SCRUBBED_ERROR_BYTES = 1024 * 1024;
+
+/**
+ * The state of one relay. A class rather than a closure per step: it is itself the
+ * upstream exchange's sink, so a request allocates one object here, not a dozen
+ * functions.
+ */
+export class Relay implements ExchangeSink {
+  private state: 'waiting' | 'relaying' | 'done' = 'waiting';
+  // Set by the head: SSE framing (null: the body is passed on as it comes).
+  private frames: SseFrames | null = null;
+  // Whether the proxy may append its own text (an error event) to the body the client gets.
+  private appendable = false;
+  private decoder: BodyDecoder | null = null;
+  private clientBlocked = false;
+  // Whether a body byte went to the client (the head goes with the first one).
+  private wrote = false;
+  // The upstream's Content-Length when its bytes reach the client unchanged (else -1):
+  // a body that arrives whole in one piece leaves with the head in one `end`.
+  private whole = -1;
+  // An error answer held back until complete, so that the upstream key can be blanked out of it.
+  private held: { status: number; rawHeaders: string[]; chunks: Buffer[]; size: number } | null = null;
+  private readonly started = Date.now();
+  // The last sign of life from the upstream (or of a reader that was blocked), for the timer.
+  private lastActivity = this.started;
+  private timer: NodeJS.Timeout | null = null;
+  private exchange: Exchange | null = null;
+
+  constructor(private readonly f: Forward) {}
+
+  start(): void {
+    const { f } = this;
+    this.timer = setTimeout(() => this.onTimeout(), f.provider.timeoutMs);
+    f.observer.watch(this);
+    // The client's query goes along (Azure-style servers route on `?api-version=`).
+    const url = f.req.url ?? '';
+    const q = url.indexOf('?');
+    this.exchange = f.pool.request(
+      f.provider.origin,
+      {
+        method: 'POST',
+        path: `${f.provider.basePath}${f.endpoint ?? '/chat/completions'}${q === -1 ? '' : url.slice(q)}`,
+        headers: upstreamRequestHeaders(f.req, f.requestId, f.provider.credential, f.forwarded),
+        body: f.payload,
+      },
+      this,
+    );
+  }
+
+  private finish(): void {
+    this.state = 'done';
+    clearTimeout(this.timer!);
+  }
+
+  private abort(): void {
+    this.exchange?.abort();
+  }
+
+  head(status: number, rawHeaders: string[]): void {
+    const { f } = this;
+    const { res, requestId, provider } = f;
+    if ((status === 429 || status >= 500) && f.fallback?.({ kind: 'status', status, rawHeaders })) {
+      this.finish();
+      this.abort();
+      return;
+    }
+    this.state = 'relaying';
+    this.lastActivity = Date.now();
+    const { contentType, contentEncoding, contentLength } = relayHeaders(rawHeaders);
+    const encoding = bodyEncoding(contentEncoding);
+    if (encoding.kind === 'decodable') {
+      this.decoder = createBodyDecoder(encoding.name, { data: (c) => this.onPlain(c), end: () => this.onPlainEnd(), error: (m) => this.onUndecodable(m) });
+    }
+    if (status >= 400 && provider.key.ok && provider.key.value !== null) {
+      if (encoding.kind === 'opaque') {
+        // It cannot be searched for the key, so it is not passed on.
+        this.finish();
+        this.abort();
+        sendError(res, requestId, { status: 502, type: 'upstream_error', code: 'upstream_undecodable', message: `provider "${provider.prefix}" answered ${status} with a body in content-encoding "${encoding.name}", which the proxy cannot check for its key` }, false, f.family);
+        return;
+      }
+      this.held = { status, rawHeaders, chunks: [], size: 0 };
+      return;
+    }
+    this.appendable = encoding.kind !== 'opaque' && contentType !== undefined && /^\s*text\/event-stream/i.test(contentType);
+    if (this.appendable) this.frames = createSseFrames();
+    else if (this.decoder === null && contentLength !== undefined) this.whole = Number(contentLength);
+    res.writeHead(status, clientHeaders(rawHeaders, requestId, this.decoder !== null));
+    // The client learns the stream has begun even if the first event is slow. Not at
+    // once: the first event often came in the same read, and then goes out with the
+    // head in one write.
+    if (this.appendable) queueMicrotask(() => this.wrote || this.state !== 'relaying' || res.flushHeaders());
+  }
+
+  data(chunk: Buffer): void {
+    this.lastActivity = Date.now();
+    if (this.decoder !== null) this.decoder.write(chunk);
+    else this.onPlain(chunk);
+  }
+
+  /** A piece of the body as plain (decoded) bytes. */
+  private onPlain(chunk: Buffer): void {
+    if (this.state !== 'relaying') return;
+    const held = this.held;
+    if (held !== null) {
+      held.size += chunk.length;
+      if (held.size <= MAX_SCRUBBED_ERROR_BYTES) held.chunks.push(chunk);
+      return;
+    }
+    const out = this.frames === null ? chunk : this.frames.push(chunk);
+    if (out !== null) this.write(out);
+  }
+
+  private write(out: Buffer): void {
+    const { res } = this.f;
+    this.f.observer.tap(out);
+    if (!this.wrote && out.length === this.whole) {
+      // The whole answer in one piece: it is complete, whatever undici says next.
+      this.wrote = true;
+      this.finish();
+      res.end(out);
+      return;
+    }
+    this.wrote = true;
+    if (!res.write(out) && !this.clientBlocked) {
+      // A slow reader is not an upstream gap: stop reading (TCP pushes back on the
+      // upstream) and let the timer ignore the pause.
+      this.clientBlocked = true;
+      this.exchange!.pause();
+      res.once('drain', () => {
+        this.clientBlocked = false;
+        this.lastActivity = Date.now();
+        this.exchange!.resume();
+      });
+    }
+  }
+
+  end(): void {
+    if (this.state !== 'relaying') return;
+    if (this.decoder !== null) this.decoder.end();
+    else this.onPlainEnd();
+  }
+
+  private onPlainEnd(): void {
+    if (this.state !== 'relaying') return;
+    const { f } = this;
+    const { res, requestId, provider } = f;
+    this.finish();
+    const held = this.held;
+    if (held === null) {
+      // A provider that ends without a last blank line: its last bytes still reach the client as sent.
+      const rest = this.frames?.rest() ?? null;
+      if (rest !== null) f.observer.tap(rest);
+      res.end(rest ?? undefined);
+      return;
+    }
+    // The error body may quote our key back (some APIs echo the header they rejected).
+    const key = provider.key.ok ? provider.key.value : null;
+    let body = Buffer.concat(held.chunks);
+    if (key !== null && held.size <= MAX_SCRUBBED_ERROR_BYTES && body.includes(key)) body = Buffer.from(body.toString('utf8').replaceAll(key, '***'));
+    res.writeHead(held.status, [...clientHeaders(held.rawHeaders, requestId, true), 'content-length', String(body.length)]);
+    f.observer.tap(body);
+    res.end(body);
+  }
+
+  private onUndecodable(message: string): void {
+    if (this.state !== 'relaying') return;
+    this.failMidway({ status: 502, type: 'upstream_error', code: 'upstream_undecodable', message: `provider "${this.f.provider.prefix}": ${message}` });
+  }
+
+  fail(failure: UpstreamFailure): void {
+    const { f } = this;
+    const { provider } = f;
+    if (this.state === 'relaying') {
+      this.failMidway({ status: 502, type: 'upstream_error', code: 'upstream_disconnected', message: `provider "${provider.prefix}" closed the connection before its response was complete` });
+      return;
+    }
+    if (this.state !== 'waiting') return;
+    this.finish();
+    f.log?.({ event: 'proxy_upstream_error', request_id: f.requestId, provider: provider.prefix, error: failure.code, ms: Date.now() - this.started });
+    if (f.fallback?.({ kind: 'unreachable', code: failure.code })) return;
+    const where = `${provider.hostname}:${provider.port}`;
+    const message =
+      failure.code === 'EOF' || failure.code === 'EPROTO'
+        ? `provider "${provider.prefix}" at ${where} gave no usable answer: ${failure.message}${f.tunnelHint()}`
+        : `provider "${provider.prefix}" is unreachable at ${where}: ${failure.code}${f.tunnelHint()}`;
+    sendError(f.res, f.requestId, { status: 502, type: 'upstream_error', code: 'upstream_unreachable', message }, false, f.family);
+  }
+
+  private onTimeout(): void {
+    if (this.state === 'done') return;
+    const idle = Date.now() - this.lastActivity;
+    if (this.clientBlocked || idle < this.f.provider.timeoutMs) {
+      // A blocked reader is not an upstream gap; otherwise the upstream spoke since the timer was set.
+      this.timer = setTimeout(() => this.onTimeout(), this.clientBlocked ? this.f.provider.timeoutMs : this.f.provider.timeoutMs - idle);
+      return;
+    }
+    const { f } = this;
+    const { provider } = f;
+    const stage = this.state === 'waiting' ? 'headers' : 'chunk';
+    f.log?.({ event: 'proxy_upstream_timeout', request_id: f.requestId, provider: provider.prefix, stage, timeout_s: provider.timeoutSeconds });
+    const e = timeoutError(provider.prefix, provider.timeoutSeconds, stage);
+    if (this.state === 'waiting') {
+      this.finish();
+      this.abort();
+      if (f.fallback?.({ kind: 'timeout' })) return;
+      sendError(f.res, f.requestId, e, false, f.family);
+    } else {
+      this.failMidway(e);
+    }
+  }
+
+  /**
+   * After the status line went out, an error can only be a last SSE event (after the
+   * last whole event: a partial one is dropped); any other body is cut short, so it
+   * cannot pass for complete.
+   */
+  private failMidway(e: ProxyError): void {
+    const { f } = this;
+    this.finish();
+    this.abort();
+    this.decoder?.destroy();
+    if (this.held !== null) {
+      // Nothing reached the client yet: it can still get a whole error answer.
+      sendError(f.res, f.requestId, e, false, f.family);
+    } else if (!this.appendable) {
+      f.res.destroy();
+    } else {
+      f.res.end(sseErrorEvent(e, f.family));
+    }
+  }
+
+  onClientClose(): void {
+    if (this.state === 'done') return;
+    const stage = this.state;
+    this.finish();
+    this.abort();
+    this.decoder?.destroy();
+    const { f } = this;
+    f.log?.({ event: 'proxy_client_closed', request_id: f.requestId, provider: f.provider.prefix, stage, ms: Date.now() - this.started });
+  }
+}
