@@ -25,3 +25,37 @@ describe('createUsageReader', () => {
     expect(read(true, 'data: {"choices":[{"delta":{"content":"no counts"}}]}\n\n')).toEqual({ input: null, output: null });
   });
 });
+
+describe('the usage reader against JSON.parse', () => {
+  // What the reader must agree with: the usage object parsed, then read as `take` does.
+  const reference = (usage: string): { input: number | null; output: number | null } => {
+    const u = JSON.parse(usage) as Record<string, unknown> | null;
+    if (u === null || typeof u !== 'object') return { input: null, output: null };
+    const input = u.prompt_tokens ?? u.input_tokens;
+    const output = u.completion_tokens ?? u.output_tokens;
+    return { input: typeof input === 'number' ? input : null, output: typeof output === 'number' ? output : null };
+  };
+  const objects = [
+    '{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}',
+    '{ "prompt_tokens" : 12 ,\n  "completion_tokens":\t0 }',
+    '{"input_tokens":5,"output_tokens":6,"cache_creation":{"ephemeral_5m_input_tokens":9,"input_tokens":77}}',
+    '{"prompt_tokens":1,"prompt_tokens_details":{"cached_tokens":0,"prompt_tokens":50},"completion_tokens":2,"completion_tokens_details":{"reasoning_tokens":1}}',
+    '{"input_tokens":5,"prompt_tokens":8}',
+    '{"prompt_tokens":null,"input_tokens":4,"completion_tokens":null}',
+    '{"prompt_tokens":"5","input_tokens":4,"output_tokens":2}',
+    '{"prompt_tokens":2.5,"completion_tokens":1e3}',
+    '{"prompt_tokens":-1,"completion_tokens":3}',
+    '{"prompt_tokens":12345678901234567890,"completion_tokens":3}',
+    '{"prompt\\u005ftokens":6,"output_tokens":1}',
+    '{"prompt_tokens":3,"prompt_tokens":4}',
+    '{"note":"prompt_tokens","prompt_tokens":9,"list":[{"completion_tokens":1}],"completion_tokens":2}',
+    '{"a":"x\\"prompt_tokens\\":1","completion_tokens":5}',
+    '{"prompt_tokens":{"n":1},"input_tokens":3}',
+    '{"prompt_tokens":[1],"completion_tokens":[2]}',
+    '{}',
+  ];
+  it.each(objects)('reads %s as JSON.parse does', (usage) => {
+    expect(read(false, `{"id":"x","usage":${usage}}`)).toEqual(reference(usage));
+    expect(read(true, `data: {"usage":${usage.replaceAll('\n', ' ')}}\n\n`)).toEqual(reference(usage.replaceAll('\n', ' ')));
+  });
+});
