@@ -7,6 +7,7 @@ import { shellQuote, unprotectedKeyProblem } from './rules.js';
 import { sshConfigReader } from '../ssh-config/read.js';
 import { first, type HostInfo } from '../ssh-config/settings.js';
 import { expandIdentityPath, isDefaultIdentity } from './identity.js';
+import { HOP_FALLBACK, hopHost, jumpChain } from '../ssh-config/jump-hops.js';
 
 /** What checking one tunnel's host needs to know about the machine. */
 export interface HostCheckContext {
@@ -98,6 +99,11 @@ export async function checkTunnelHost(
             fix: `printf '\\nHost ${alias}\\n  HostName ADDRESS\\n  User ${user}\\n' >> ${shellQuote(cfg)}`,
           },
     );
+  }
+
+  for (const hop of jumpChain(read.value.info.proxyJump)) {
+    const named = hopHost(hop);
+    if (!named.ok) notes.push(`${where}: jump host "${hop}" (${named.error}) cannot be named in the daemon's ssh config, so its own UserKnownHostsFile is not read: it reads ${HOP_FALLBACK}`);
   }
 
   const agentSetting = first(s, 'identityagent');

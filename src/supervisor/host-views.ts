@@ -3,14 +3,22 @@
 // ssh -G per distinct destination and ssh_options in a round (the ssh binary and -F
 // file are the supervisor's, the same for all), a few at a time, and a newer round's
 // answer never overwritten by an older round that finished later.
+// A round also reads the jump hosts of the ProxyJump chains it found (and theirs), one
+// ssh -G per hop name, for the known_hosts files the user's config gives each hop
+// (daemon-config.ts writes them where the hop's ssh reads them).
 import { dirname } from 'node:path';
 import type { TunnelSpec } from '../tunnel/spec.js';
 import type { ReadSshConfig, SshView } from '../ssh-config/read.js';
 import { FALLBACK_HOST_INFO, type HostInfo } from '../ssh-config/settings.js';
 import type { SshConfigWatcher } from '../ssh-config/watch.js';
+import { quotable, type HopKnownHosts } from '../ssh-config/daemon-config.js';
+import { HOP_FALLBACK, hopHost, jumpChain } from '../ssh-config/jump-hops.js';
 
 /** ssh -G processes at once: enough to overlap their start, few enough not to crowd out logins. */
 export const SSH_G_CONCURRENCY = 4;
+
+/** Distinct jump host names read in one round (hops of hops included): a bound against a runaway config. */
+export const MAX_JUMP_HOSTS = 64;
 
 /** One round's answers. */
 export interface Resolution {
@@ -40,6 +48,8 @@ export class HostViews {
   private readonly views = new Map<string, { round: number; view: SshView | null }>();
   /** The round each tunnel's plan was built from. */
   private readonly planRounds = new Map<string, number>();
+  /** The latest answer per jump host name. */
+  private readonly hopViews = new Map<string, { round: number; view: SshView | null }>();
 
   constructor(
     private readonly read: ReadSshConfig,
@@ -50,9 +60,15 @@ export class HostViews {
     private readonly current: () => readonly TunnelSpec[],
     private readonly log: (entry: Record<string, unknown>) => void,
     private readonly concurrency = SSH_G_CONCURRENCY,
+    /** Told the jump hosts of the tunnels configured now and their files, at the end of every round. */
+    private readonly onHops: (hops: HopKnownHosts[]) => void = () => {},
   ) {}
 
-  /** Reads ssh -G once per distinct destination among `specs`, then watches the files behind every configured tunnel's answer. */
+  /**
+   * Reads ssh -G once per distinct destination among `specs` and once per jump host
+   * they go through, then watches the files behind every configured tunnel's answer
+   * and hands on its jump hosts' known_hosts files (onHops).
+   */
   async resolve(specs: readonly TunnelSpec[]): Promise<Resolution> {
     const round = ++this.rounds;
     const distinct = [...new Map(specs.map((spec) => [keyOf(spec), spec]))];
@@ -65,7 +81,8 @@ export class HostViews {
     for (const [key, view] of answers) {
       if ((this.views.get(key)?.round ?? 0) < round) this.views.set(key, { round, view });
     }
-    this.watchFiles(specs);
+    await this.readHops(round, [...answers.values()].map((v) => v?.info.proxyJump ?? null));
+    this.settle(specs);
     return { round, info: (spec) => answers.get(keyOf(spec))?.info ?? FALLBACK_HOST_INFO };
   }
 
@@ -79,19 +96,86 @@ export class HostViews {
     return true;
   }
 
-  /** Watches the files of the answers for the tunnels configured now and those just read; forgets the rest. */
-  private watchFiles(extra: readonly TunnelSpec[]): void {
+  /**
+   * Reads ssh -G for every hop of `chains`, then for the hops of those hops, a level
+   * at a time; a name is read once a round, and at most MAX_JUMP_HOSTS names.
+   */
+  private async readHops(round: number, chains: readonly (string | null)[]): Promise<void> {
+    const seen = new Set<string>();
+    const refused = new Set<string>();
+    const refuse = (hop: string, reason: string) => {
+      if (!refused.has(hop)) this.log({ event: 'jump_host_known_hosts_not_read', jump_host: hop, reason, reads: HOP_FALLBACK });
+      refused.add(hop);
+    };
+    const names = (from: readonly (string | null)[]): string[] => {
+      const level: string[] = [];
+      for (const hop of from.flatMap(jumpChain)) {
+        const host = hopHost(hop);
+        if (!host.ok) refuse(hop, host.error);
+        else if (seen.has(host.value)) continue;
+        else if (seen.size >= MAX_JUMP_HOSTS) refuse(hop, `more than ${MAX_JUMP_HOSTS} jump hosts`);
+        else {
+          seen.add(host.value);
+          level.push(host.value);
+        }
+      }
+      return level;
+    };
+    for (let level = names(chains); level.length > 0; ) {
+      const next: (string | null)[] = [];
+      await eachBounded(level, this.concurrency, async (host) => {
+        const r = await this.read({ host, options: {} }).catch((e: unknown) => ({ ok: false as const, error: String(e) }));
+        if (!r.ok) refuse(host, `ssh -G failed: ${r.error}`);
+        const view = r.ok ? r.value : null;
+        if ((this.hopViews.get(host)?.round ?? 0) < round) this.hopViews.set(host, { round, view });
+        next.push(view?.info.proxyJump ?? null);
+      });
+      level = names(next);
+    }
+  }
+
+  /** The jump hosts reachable from the tunnels' answers, through hops of hops; forgets the rest. */
+  private reachableHops(): Map<string, SshView | null> {
+    const out = new Map<string, SshView | null>();
+    const visit = (chain: string | null) => {
+      for (const hop of jumpChain(chain)) {
+        const host = hopHost(hop);
+        const answer = host.ok && !out.has(host.value) ? this.hopViews.get(host.value) : undefined;
+        if (!host.ok || answer === undefined) continue;
+        out.set(host.value, answer.view);
+        visit(answer.view?.info.proxyJump ?? null);
+      }
+    };
+    for (const { view } of this.views.values()) visit(view?.info.proxyJump ?? null);
+    for (const name of [...this.hopViews.keys()]) if (!out.has(name)) this.hopViews.delete(name);
+    return out;
+  }
+
+  /**
+   * Keeps the answers for the tunnels configured now and those just read (forgets the
+   * rest), watches the files behind them, and hands on their jump hosts' files.
+   */
+  private settle(extra: readonly TunnelSpec[]): void {
     const specs = [...this.current(), ...extra];
     const keys = new Set(specs.map(keyOf));
     const hashes = new Set(specs.map((s) => s.hash));
     for (const key of [...this.views.keys()]) if (!keys.has(key)) this.views.delete(key);
     for (const hash of [...this.planRounds.keys()]) if (!hashes.has(hash)) this.planRounds.delete(hash);
+    const hops = this.reachableHops();
     const files = new Set<string>(this.userConfigFiles);
     const folders = new Set<string>();
-    for (const { view } of this.views.values()) {
+    for (const view of [...[...this.views.values()].map((v) => v.view), ...hops.values()]) {
       for (const f of view?.sources.files ?? []) files.add(f);
       for (const p of view?.sources.emptyIncludes ?? []) folders.add(dirname(p));
     }
     this.watcher.watch([...files], [...folders]);
+    const blocks: HopKnownHosts[] = [];
+    for (const [host, view] of [...hops].sort(([a], [b]) => a.localeCompare(b))) {
+      if (view === null) continue;
+      const odd = view.info.knownHostsFiles.find((f) => !quotable(f));
+      if (odd === undefined) blocks.push({ host, files: view.info.knownHostsFiles });
+      else this.log({ event: 'jump_host_known_hosts_not_read', jump_host: host, reason: `its known_hosts file ${JSON.stringify(odd)} holds a quote`, reads: HOP_FALLBACK });
+    }
+    this.onHops(blocks);
   }
 }

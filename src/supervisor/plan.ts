@@ -6,6 +6,7 @@ import { checkTarget } from '../tunnel/check-target.js';
 import type { TunnelPlan } from './runner.js';
 import { spacingKey } from './spacing.js';
 import type { HostInfo } from '../ssh-config/settings.js';
+import { oursFirst } from '../ssh-config/daemon-config.js';
 
 export interface PlanContext {
   sshBin: string;
@@ -35,7 +36,7 @@ function optionValue(options: Record<string, string>, name: string): string | un
  * with accept-new, a silent trust of an unknown key that their file could have refuted).
  */
 export function knownHostsList(ours: string, host: HostInfo): string[] {
-  return [ours, ...host.knownHostsFiles.filter((f) => f !== ours)];
+  return oursFirst(ours, host.knownHostsFiles);
 }
 
 export function buildPlan(spec: TunnelSpec, ctx: PlanContext, host: HostInfo): TunnelPlan {

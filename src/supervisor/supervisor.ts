@@ -16,10 +16,10 @@ import { Runner, type RunnerDeps, type TunnelPlan } from './runner.js';
 import { SpawnSpacer } from './spacing.js';
 import { ProcessSweep } from './process-sweep.js';
 import { sshConfigReader } from '../ssh-config/read.js';
-import { HostViews, type Resolution } from './host-views.js';
+import { HostViews, SSH_G_CONCURRENCY, type Resolution } from './host-views.js';
 import { userConfigFiles } from '../ssh-config/daemon-config.js';
 import { watchSshConfig, type SshConfigWatcher } from '../ssh-config/watch.js';
-import { writeDaemonSshConfig } from './ssh-config-file.js';
+import { writeDaemonSshConfig, type DaemonSshConfigFile } from './ssh-config-file.js';
 import { ptySpawn, type SpawnPty } from './pty-process.js';
 import { execaSpawn } from './ssh-process.js';
 import { prepareStateDir, statePaths } from './state-files.js';
@@ -91,9 +91,9 @@ class Supervisor implements SupervisorApi {
     knownHostsPath: string,
     loginLogDir: string,
     graceMs: number,
-    daemonSshConfig: string,
+    daemonSshConfig: DaemonSshConfigFile,
   ) {
-    this.planContext = { sshBin: opts.sshBin, sshConfigPath: daemonSshConfig, mode: opts.mode, knownHostsPath, loginLogDir };
+    this.planContext = { sshBin: opts.sshBin, sshConfigPath: daemonSshConfig.path, mode: opts.mode, knownHostsPath, loginLogDir };
     this.sshConfigWatcher = watchSshConfig(
       () => this.rereadInBackground([...this.runners.values()].map((r) => r.spec), 'ssh config changed'),
       (e) => log({ event: 'ssh_config_watch_error', error: e.message }),
@@ -104,6 +104,9 @@ class Supervisor implements SupervisorApi {
       userConfigFiles(opts.sshConfigPath).map((f) => (f.startsWith('~/') ? join(homedir(), f.slice(2)) : f)),
       () => [...this.runners.values()].map((r) => r.spec),
       log,
+      SSH_G_CONCURRENCY,
+      // Written before the round's answers are used, so a hop's ssh finds its own block.
+      (hops) => daemonSshConfig.write(hops),
     );
     this.runnerDeps = {
       clock,

@@ -179,6 +179,16 @@ describe('runChecks', () => {
     expect(report.problems).toEqual([{ where: key, what: 'mode is 644: ssh refuses a private key that group or others can read', fix: `chmod 600 ${key}` }]);
   });
 
+  it('notes a jump host it cannot name in the daemon\'s ssh config (its own known_hosts files go unread)', async () => {
+    const fx = await own();
+    await writeFile(fx.sshConfig, `Host viajump\n  HostName 10.0.0.5\n  IdentityFile ${fx.key}\n  ProxyJump ops@jump*:2222,bastion\n`);
+    const report = await run(fx, await writeTunnels(fx, 'viajump'));
+    const notes = report.notes.join('\n');
+    expect(notes).toContain('tunnel "t0" (remote_host viajump): jump host "ops@jump*:2222" (characters other than letters, digits and ._-: in the host name) cannot be named');
+    expect(notes).toContain("it reads the daemon's known_hosts, ~/.ssh/known_hosts and ~/.ssh/known_hosts2 only");
+    expect(notes).not.toContain('jump host "bastion"');
+  });
+
   it('says when a host alias resolves to nothing, and when ssh rejects the config', async () => {
     const fx = await own();
     const report = await run(fx, await writeTunnels(fx, 'typo-alias.invalid'));

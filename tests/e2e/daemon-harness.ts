@@ -23,6 +23,9 @@ export interface Sshd {
   user: string;
   clientKey: string;
   knownHosts: string;
+  /** The server's host key (its `.pub` beside it), and a key the server does not accept. */
+  hostKey: string;
+  otherKey: string;
   log: string;
   pid: number;
   sessionPids(): number[];

@@ -1,6 +1,7 @@
 // The ssh client config is live (SPEC §5): an edit counts without a daemon restart;
 // jump hosts get the tunnel's safety options (no prompt, accept-new into the
-// daemon's known_hosts, no shared master) and no ssh outlives the daemon; an IPv6
+// daemon's known_hosts, no shared master) and no ssh outlives the daemon; a jump
+// host's own known_hosts file in the user's config is read for it; an IPv6
 // destination in the form ssh takes.
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
@@ -122,6 +123,72 @@ describe('a ProxyJump chain through two sshd with ControlMaster auto in Host *',
     expect(sshChildren(d.stateDir)).toEqual([]);
     expect(sshChildren(dir)).toEqual([]);
     expect(readdirSync(dir).filter((f) => f.startsWith('cm-'))).toEqual([]);
+  });
+});
+
+describe('a bastion whose host key is pinned in its own known_hosts file in the user\'s config', () => {
+  let bastion: Sshd;
+  let target: Sshd;
+  let dir: string;
+  let d: Daemon;
+  let rightPort: number;
+  let wrongPort: number;
+
+  beforeAll(async () => {
+    bastion = await sshd();
+    target = await sshd();
+    dir = mkdtempSync(join(tmpdir(), 'tm-pinned-'));
+    const user = userInfo().username;
+    const pin = (keyFile: string) => `[127.0.0.1]:${bastion.port} ${readFileSync(keyFile, 'utf8').trim().split(' ').slice(0, 2).join(' ')}\n`;
+    // The bastion's real host key, and a key it does not have (what a man in the middle would be checked against).
+    writeFileSync(join(dir, 'bastion_pins'), pin(`${bastion.hostKey}.pub`));
+    writeFileSync(join(dir, 'wrong_pins'), pin(`${bastion.otherKey}.pub`));
+    const host = (alias: string, s: Sshd, extra: string[]) =>
+      [`Host ${alias}`, '  HostName 127.0.0.1', `  Port ${s.port}`, `  User ${user}`, `  IdentityFile ${s.clientKey}`, '  IdentitiesOnly yes', ...extra].join('\n');
+    writeFileSync(
+      join(dir, 'ssh_config'),
+      [
+        host('bastion', bastion, [`  UserKnownHostsFile ${dir}/bastion_pins`]),
+        host('mitm', bastion, [`  UserKnownHostsFile ${dir}/wrong_pins`]),
+        host('target', target, ['  ProxyJump bastion']),
+        // The hop's ssh matches Host against the host part of user@host:port.
+        host('target-via-mitm', target, [`  ProxyJump ${user}@mitm:${bastion.port}`]),
+        '',
+      ].join('\n'),
+      { mode: 0o600 },
+    );
+    [rightPort, wrongPort] = [await port(), await port()];
+    d = await startDaemon({
+      sshConfigPath: join(dir, 'ssh_config'),
+      config: configYaml({
+        pinned: { remote_host: 'target', remote_port: echoPort, local_port: rightPort, direction: 'remote_to_local' },
+        mispinned: { remote_host: 'target-via-mitm', remote_port: echoPort, local_port: wrongPort, direction: 'remote_to_local' },
+      }),
+    });
+  });
+  afterAll(async () => {
+    await d?.cleanup();
+    await bastion?.stop();
+    await target?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('with the right key pinned: RUNNING, and the bastion is checked against the pin, not added to the daemon\'s known_hosts', async () => {
+    await d.waitState('pinned', 'RUNNING', 20_000);
+    expect(await roundTrip(rightPort, 'pinned')).toBe('pinned');
+    const knownHosts = readFileSync(join(d.stateDir, 'known_hosts'), 'utf8');
+    expect(knownHosts).toContain(`[127.0.0.1]:${target.port} `);
+    expect(knownHosts).not.toContain(`[127.0.0.1]:${bastion.port} `);
+    expect(readFileSync(join(d.stateDir, 'ssh_config'), 'utf8')).toContain(`Host "bastion"\n  UserKnownHostsFile "${join(d.stateDir, 'known_hosts')}" "${dir}/bastion_pins"\n`);
+    expect(d.stderr()).not.toMatch(/jump_host_known_hosts_not_read/);
+  });
+
+  it('with a wrong key pinned: FAILED for the host key, never trusted on first use', async () => {
+    const t = await d.waitState('mispinned', 'FAILED', 20_000);
+    expect(t.last_error).toMatch(/^host key verification failed: /);
+    expect(t.pid).toBeNull();
+    expect(readFileSync(join(d.stateDir, 'known_hosts'), 'utf8')).not.toContain(`[127.0.0.1]:${bastion.port} `);
+    await expect(roundTrip(wrongPort, 'x', '127.0.0.1', 500)).rejects.toThrow();
   });
 });
 

@@ -4,6 +4,7 @@ import { daemonSshConfigText, hopOptions, isShellSafePath, userConfigFiles } fro
 import { sshGArgs } from '../../src/ssh-config/read.js';
 import { configSources, hostInfo, parseSshG, pathList } from '../../src/ssh-config/settings.js';
 import { SSH_DEFAULTS } from '../../src/tunnel/ssh-args.js';
+import { hopHost, jumpChain } from '../../src/ssh-config/jump-hops.js';
 
 describe('ssh -G settings', () => {
   it('reads host name, port, user and known_hosts files', () => {
@@ -78,5 +79,68 @@ describe('the daemon\'s ssh config (what jump hops get)', () => {
   it('knows which paths ssh can pass to a jump hop unquoted', () => {
     expect(isShellSafePath('/var/lib/tunnel-manager/ssh_config')).toBe(true);
     for (const p of ['/state dir/ssh_config', '/x;rm -rf ~/ssh_config', '/$(id)/c', "/a'b"]) expect(isShellSafePath(p)).toBe(false);
+  });
+});
+
+describe('jump hosts in the daemon\'s ssh config', () => {
+  it('names a hop by the host part ssh matches Host against', () => {
+    expect(jumpChain('u@b1:2222,b2')).toEqual(['u@b1:2222', 'b2']);
+    expect(jumpChain('none')).toEqual([]);
+    expect(jumpChain(null)).toEqual([]);
+    expect(hopHost('bastion')).toEqual({ ok: true, value: 'bastion' });
+    expect(hopHost('ops@bastion.example.com:2222')).toEqual({ ok: true, value: 'bastion.example.com' });
+    expect(hopHost('a@b@jump_1')).toEqual({ ok: true, value: 'jump_1' });
+    expect(hopHost('me@[fe80::1]:22')).toEqual({ ok: true, value: 'fe80::1' });
+    expect(hopHost('ssh://me@jump:2200')).toEqual({ ok: true, value: 'jump' });
+    expect(hopHost('SSH://jump/')).toEqual({ ok: true, value: 'jump' });
+    expect(hopHost('ssh://me%40x@jump')).toEqual({ ok: true, value: 'jump' });
+  });
+
+  it('refuses a hop name that is not a plain host name, saying why', () => {
+    for (const [hop, reason] of [
+      ['bast*', /characters other than/],
+      ['!bastion', /characters other than/],
+      ['b"x', /characters other than/],
+      ['b%h', /characters other than/],
+      ['-oProxyCommand=id', /starting with "-"/],
+      ['u@:22', /no host name/],
+      ['[fe80::1', /without its "]"/],
+      ['bäst', /characters other than/],
+    ] as const) {
+      const r = hopHost(hop);
+      expect(r.ok, hop).toBe(false);
+      if (!r.ok) expect(r.error).toMatch(reason);
+    }
+  });
+
+  const withHops = daemonSshConfigText({
+    options: hopOptions(SSH_DEFAULTS),
+    knownHostsFiles: ['/state 100%/known_hosts', '~/.ssh/known_hosts', '~/.ssh/known_hosts2'],
+    includes: ['/etc/tm/ssh_config'],
+    hops: [
+      { host: 'bastion', files: ['/pins/bastion_kh', '~/.ssh/kh-%h'] },
+      { host: 'fe80::1', files: ['~/.ssh/known_hosts', '/state 100%/known_hosts'] },
+    ],
+  });
+
+  it('gives each hop its own files after the daemon\'s, before Host * (ssh keeps the first value)', () => {
+    const lines = withHops.split('\n');
+    const hostAll = lines.indexOf('Host *');
+    expect(lines.slice(2, hostAll)).toEqual([
+      'Host "bastion"',
+      '  UserKnownHostsFile "/state 100%%/known_hosts" "/pins/bastion_kh" "~/.ssh/kh-%h"',
+      'Host "fe80::1"',
+      '  UserKnownHostsFile "/state 100%%/known_hosts" "~/.ssh/known_hosts" "/state 100%/known_hosts"',
+    ]);
+    expect(lines.slice(hostAll)).toContain('  UserKnownHostsFile "/state 100%%/known_hosts" "~/.ssh/known_hosts" "~/.ssh/known_hosts2"');
+    expect(lines.at(-2)).toBe('Include "/etc/tm/ssh_config"');
+  });
+
+  it('never writes a hop name or file that could break out of its line (a bug if it gets there)', () => {
+    const base = { options: {}, knownHostsFiles: ['/k'], includes: [] };
+    for (const host of ['a b', 'a*', 'x"\n  ProxyCommand id', '-x', '!a', 'a,b', '']) {
+      expect(() => daemonSshConfigText({ ...base, hops: [{ host, files: [] }] }), host).toThrow(/not a plain host name/);
+    }
+    expect(() => daemonSshConfigText({ ...base, hops: [{ host: 'a', files: ['/x"\n  ProxyCommand id'] }] })).toThrow(/quote or line break/);
   });
 });

@@ -2,7 +2,7 @@
 // once, an older round finishing late never replacing a newer answer, and the watched
 // files those of every configured tunnel (not only of the last one read).
 import { describe, expect, it } from 'vitest';
-import { HostViews } from '../../src/supervisor/host-views.js';
+import { HostViews, MAX_JUMP_HOSTS } from '../../src/supervisor/host-views.js';
 import type { SshGRequest, SshView } from '../../src/ssh-config/read.js';
 import { hostInfo, parseSshG } from '../../src/ssh-config/settings.js';
 import type { TunnelSpec } from '../../src/tunnel/spec.js';
@@ -94,5 +94,71 @@ describe('host views (ssh -G rounds)', () => {
     const again = views.resolve([]);
     await again;
     expect(watched.at(-1)).toEqual(['/cfg/alpha', '/home/u/.ssh/config']);
+  });
+});
+
+describe('host views: jump hosts', () => {
+  /** ssh -G answers from a table of host → ssh -G text; unknown hosts fail. */
+  function tableReader(table: Record<string, string>) {
+    const calls: string[] = [];
+    const read = async (req: SshGRequest): Promise<Result<SshView, string>> => {
+      calls.push(req.host);
+      const text = table[req.host];
+      if (text === undefined) return { ok: false, error: `no answer for ${req.host}` };
+      const settings = parseSshG(text);
+      return ok({ settings, info: hostInfo(settings), sources: { files: [`/cfg/${req.host}`], emptyIncludes: [] } });
+    };
+    return { read, calls };
+  }
+
+  it('reads each hop once, hops of hops too, and hands on their files; a refused or unreadable hop is logged', async () => {
+    const { read, calls } = tableReader({
+      t1: 'hostname 10.0.0.1\nproxyjump ops@b1:2222,b2\n',
+      t2: 'hostname 10.0.0.2\nproxyjump b2,bad*,[fe80::1]:22\n',
+      b1: 'hostname 10.0.1.1\nuserknownhostsfile /pins/b1 ~/.ssh/known_hosts\nproxyjump b0\n',
+      b2: 'hostname 10.0.1.2\nuserknownhostsfile ~/.ssh/known_hosts ~/.ssh/known_hosts2\n',
+      b0: 'hostname 10.0.1.0\nuserknownhostsfile /pins/b0\nproxyjump b1\n',
+    });
+    const { watcher, watched } = fakeWatcher();
+    const log: Record<string, unknown>[] = [];
+    const published: unknown[] = [];
+    const configured = [spec('a', 't1'), spec('b', 't2')];
+    const views = new HostViews(read, watcher, [], () => configured, (e) => log.push(e), 2, (hops) => published.push(hops));
+    await views.resolve(configured);
+    expect(calls.filter((c) => c.startsWith('b') || c.startsWith('fe')).sort()).toEqual(['b0', 'b1', 'b2', 'fe80::1']);
+    expect(published.at(-1)).toEqual([
+      { host: 'b0', files: ['/pins/b0'] },
+      { host: 'b1', files: ['/pins/b1', '~/.ssh/known_hosts'] },
+      { host: 'b2', files: ['~/.ssh/known_hosts', '~/.ssh/known_hosts2'] },
+    ]);
+    expect(log).toContainEqual(expect.objectContaining({ event: 'jump_host_known_hosts_not_read', jump_host: 'bad*', reason: expect.stringMatching(/characters other than/) }));
+    expect(log).toContainEqual(expect.objectContaining({ event: 'jump_host_known_hosts_not_read', jump_host: 'fe80::1', reason: 'ssh -G failed: no answer for fe80::1' }));
+    expect(watched.at(-1)).toEqual(['/cfg/b0', '/cfg/b1', '/cfg/b2', '/cfg/t1', '/cfg/t2']);
+
+    // The tunnel through b1 goes: b1 and b0 are no longer anyone's hop.
+    configured.shift();
+    await views.resolve([]);
+    expect(published.at(-1)).toEqual([{ host: 'b2', files: ['~/.ssh/known_hosts', '~/.ssh/known_hosts2'] }]);
+  });
+
+  it('leaves a hop whose file holds a quote to the defaults, and says so', async () => {
+    const { read } = tableReader({ t: 'hostname 10.0.0.1\nproxyjump q\n', q: 'hostname 10.0.1.9\nuserknownhostsfile /pins/"q\n' });
+    const log: Record<string, unknown>[] = [];
+    const published: unknown[] = [];
+    const views = new HostViews(read, fakeWatcher().watcher, [], () => [spec('a', 't')], (e) => log.push(e), 2, (hops) => published.push(hops));
+    await views.resolve([spec('a', 't')]);
+    expect(published.at(-1)).toEqual([]);
+    expect(log).toContainEqual(expect.objectContaining({ jump_host: 'q', reason: expect.stringMatching(/holds a quote/) }));
+  });
+
+  it('stops at MAX_JUMP_HOSTS names in a round', async () => {
+    const table: Record<string, string> = { t: 'hostname 10.0.0.1\nproxyjump h0\n' };
+    for (let i = 0; i < MAX_JUMP_HOSTS + 5; i++) table[`h${i}`] = `hostname 10.1.0.1\nproxyjump h${i + 1}\n`;
+    const { read, calls } = tableReader(table);
+    const log: Record<string, unknown>[] = [];
+    const views = new HostViews(read, fakeWatcher().watcher, [], () => [spec('a', 't')], (e) => log.push(e), 2, () => {});
+    await views.resolve([spec('a', 't')]);
+    expect(calls.length).toBe(1 + MAX_JUMP_HOSTS);
+    expect(log).toContainEqual(expect.objectContaining({ jump_host: `h${MAX_JUMP_HOSTS}`, reason: `more than ${MAX_JUMP_HOSTS} jump hosts` }));
   });
 });
