@@ -63,7 +63,7 @@ export function oursFirst(ours: string, theirs: readonly string[]): string[] {
 export interface HopKnownHosts {
   /** The name the hop's ssh matches `Host` against (jump-hops.ts hopHost). */
   host: string;
-  /** Its UserKnownHostsFile list as `ssh -G` printed it: `~` and %-tokens kept for ssh to expand. */
+  /** Its UserKnownHostsFile list as `ssh -G <host>` printed it: `~` and %-tokens already expanded, so literal paths. */
   files: readonly string[];
 }
 
@@ -90,7 +90,7 @@ export function daemonSshConfigText(input: DaemonSshConfigInput): string {
     if (!PLAIN_HOST.test(hop.host) || hop.host.startsWith('-')) throw new Error(`not a plain host name: ${JSON.stringify(hop.host)}`);
     if (ours === undefined) throw new Error('a jump host block needs the daemon\'s known_hosts');
     lines.push(`Host "${hop.host}"`);
-    lines.push(`  UserKnownHostsFile ${oursFirst(ours, hop.files).map((f, i) => quoted(f, i === 0)).join(' ')}`);
+    lines.push(`  UserKnownHostsFile ${oursFirst(ours, hop.files).map((f) => quoted(f, true)).join(' ')}`);
   }
   lines.push('Host *');
   for (const [k, v] of Object.entries(input.options)) {

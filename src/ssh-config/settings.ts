@@ -1,6 +1,7 @@
 // What `ssh -G` prints, read once for everyone (the daemon's plans and `check`):
 // lower-case keys, one setting per line, repeated keys (identityfile) in order, `~`
-// and %-tokens left unexpanded, and paths printed without quotes, spaces and all.
+// and %-tokens left unexpanded (but userknownhostsfile is printed expanded, as literal
+// paths), and paths printed without quotes, spaces and all.
 // Pure.
 
 /** `ssh -G` output as key → values, in the order printed. */

@@ -118,7 +118,7 @@ describe('jump hosts in the daemon\'s ssh config', () => {
     knownHostsFiles: ['/state 100%/known_hosts', '~/.ssh/known_hosts', '~/.ssh/known_hosts2'],
     includes: ['/etc/tm/ssh_config'],
     hops: [
-      { host: 'bastion', files: ['/pins/bastion_kh', '~/.ssh/kh-%h'] },
+      { host: 'bastion', files: ['/pins/bastion_kh', '/pins/100%'] },
       { host: 'fe80::1', files: ['~/.ssh/known_hosts', '/state 100%/known_hosts'] },
     ],
   });
@@ -128,9 +128,9 @@ describe('jump hosts in the daemon\'s ssh config', () => {
     const hostAll = lines.indexOf('Host *');
     expect(lines.slice(2, hostAll)).toEqual([
       'Host "bastion"',
-      '  UserKnownHostsFile "/state 100%%/known_hosts" "/pins/bastion_kh" "~/.ssh/kh-%h"',
+      '  UserKnownHostsFile "/state 100%%/known_hosts" "/pins/bastion_kh" "/pins/100%%"',
       'Host "fe80::1"',
-      '  UserKnownHostsFile "/state 100%%/known_hosts" "~/.ssh/known_hosts" "/state 100%/known_hosts"',
+      '  UserKnownHostsFile "/state 100%%/known_hosts" "~/.ssh/known_hosts"',
     ]);
     expect(lines.slice(hostAll)).toContain('  UserKnownHostsFile "/state 100%%/known_hosts" "~/.ssh/known_hosts" "~/.ssh/known_hosts2"');
     expect(lines.at(-2)).toBe('Include "/etc/tm/ssh_config"');
