@@ -2,7 +2,7 @@
 // (tunnel/health.ts) with ssh's lines, the process state from the shared sweep
 // (process-sweep.ts, every second), and the optional health_check; asks for a restart after `failures` failed checks
 // in a row. Everything it runs is cancelled through one AbortController per run.
-import { initialHealth, observeHealth, type HealthModel, type HealthObservation } from '../tunnel/health.js';
+import { awaitsTick, initialHealth, observeHealth, type HealthModel, type HealthObservation } from '../tunnel/health.js';
 import type { HealthCheck } from '../tunnel/spec.js';
 import type { HealthRecord } from '../tunnel/status.js';
 import type { Clock } from './clock.js';
@@ -90,9 +90,14 @@ export class HealthMonitor {
   private watchProcess(pid: number, signal: AbortSignal): void {
     const unwatch = this.deps.processes.watch(pid, (state) => {
       if (signal.aborted) return;
-      this.stopped = state === 'T' || state === 't';
-      this.observe({ kind: 'process', stopped: this.stopped });
-      this.observe({ kind: 'tick' });
+      // Every second for every RUNNING tunnel: only what can change the model is told
+      // to it (at 1000 tunnels, telling it everything each time cost most of the idle CPU).
+      const stopped = state === 'T' || state === 't';
+      if (stopped !== this.stopped) {
+        this.stopped = stopped;
+        this.observe({ kind: 'process', stopped });
+      }
+      if (awaitsTick(this.model)) this.observe({ kind: 'tick' });
     });
     signal.addEventListener('abort', unwatch, { once: true });
   }

@@ -34,14 +34,24 @@ function openStat(pid: number): number | null {
 // pid, comm (at most 15 bytes, in parentheses) and the state fit well within this.
 const HEAD = Buffer.alloc(128);
 
+const CLOSE_PAREN = 0x29;
+const SPACE = 0x20;
+
 function readState(fd: number | null): string | null {
   if (fd === null) return null;
+  let n: number;
   try {
-    const n = readSync(fd, HEAD, 0, HEAD.length, 0);
-    return statState(HEAD.toString('latin1', 0, n));
+    n = readSync(fd, HEAD, 0, HEAD.length, 0);
   } catch {
     return null;
   }
+  // As statState, on the bytes: no string per process per sweep.
+  let i = n - 1;
+  while (i >= 0 && HEAD[i] !== CLOSE_PAREN) i--;
+  if (i < 0) return null;
+  i++;
+  while (i < n && HEAD[i] === SPACE) i++;
+  return i < n ? String.fromCharCode(HEAD[i]!) : null;
 }
 
 export class ProcessSweep {

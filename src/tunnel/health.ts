@@ -105,6 +105,14 @@ function observeLine(m: HealthModel, raw: string, at: number): HealthModel {
   return m;
 }
 
+/**
+ * Whether the model waits on anything a `tick` settles (channels not yet confirmed):
+ * when not, a tick changes nothing and the caller need not send it.
+ */
+export function awaitsTick(m: HealthModel): boolean {
+  return m.pending.size > 0;
+}
+
 function confirmOld(m: HealthModel, at: number): HealthModel {
   let confirmed = false;
   const pending = new Map(m.pending);
