@@ -190,6 +190,20 @@ describe('a bastion whose host key is pinned in its own known_hosts file in the 
     expect(readFileSync(join(d.stateDir, 'known_hosts'), 'utf8')).not.toContain(`[127.0.0.1]:${bastion.port} `);
     await expect(roundTrip(wrongPort, 'x', '127.0.0.1', 500)).rejects.toThrow();
   });
+
+  it('an edit that pins the right key for that hop is written for it at once; a start then runs', async () => {
+    const cfg = join(dir, 'ssh_config');
+    writeFileSync(cfg, readFileSync(cfg, 'utf8').replace(`${dir}/wrong_pins`, `${dir}/bastion_pins`));
+    const block = `Host "mitm"\n  UserKnownHostsFile "${join(d.stateDir, 'known_hosts')}" "${dir}/bastion_pins"\n`;
+    // Read again because the file changed (before any start asks for it).
+    await until('the daemon\'s ssh config to give mitm the new pins', () => readFileSync(join(d.stateDir, 'ssh_config'), 'utf8').includes(block), 10_000);
+    const t = await statusOf(d, 'mispinned');
+    expect(t.status).toBe('FAILED');
+    expect((await d.api(`/start/${t.hash}`, { method: 'POST' })).status).toBe(200);
+    await d.waitState('mispinned', 'RUNNING', 20_000);
+    expect(await roundTrip(wrongPort, 'pinned again')).toBe('pinned again');
+    expect(readFileSync(join(d.stateDir, 'known_hosts'), 'utf8')).not.toContain(`[127.0.0.1]:${bastion.port} `);
+  });
 });
 
 describe('an IPv6 destination', () => {
