@@ -54,8 +54,15 @@ export function forwardSpec(spec: TunnelSpec, mode: DirectionMode): { flag: Forw
   return { flag, value: `${bindPrefix(spec.remote_port, LOOPBACK_BIND)}${spec.remote_port.port}:${target(spec.local_port)}` };
 }
 
-function quoteIfNeeded(path: string): string {
-  return /\s/.test(path) ? `"${path}"` : path;
+/**
+ * One UserKnownHostsFile path as `-o` takes it: ssh expands `%` tokens in this option
+ * (`%h`, `%d`…), and the paths given here are literal (`ssh -G` prints them already
+ * expanded; the state directory may hold a `%`), so `%` is doubled; a path with white
+ * space is quoted.
+ */
+function knownHostsPath(path: string): string {
+  const literal = path.replace(/%/g, '%%');
+  return /\s/.test(literal) ? `"${literal}"` : literal;
 }
 
 export interface SshArgsInput {
@@ -87,7 +94,7 @@ export function sshArgs(input: SshArgsInput): string[] {
     args.push('-o', `${k}=${spec.interactive && k === 'BatchMode' ? 'no' : v}`);
   }
   if (input.knownHostsFiles.length > 0) {
-    args.push('-o', `UserKnownHostsFile=${input.knownHostsFiles.map(quoteIfNeeded).join(' ')}`);
+    args.push('-o', `UserKnownHostsFile=${input.knownHostsFiles.map(knownHostsPath).join(' ')}`);
   }
   const fwd = forwardSpec(spec, mode);
   args.push(fwd.flag, fwd.value);

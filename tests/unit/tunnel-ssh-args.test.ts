@@ -67,6 +67,11 @@ describe('sshArgs: every direction × mode × bind form', () => {
 });
 
 describe('sshArgs', () => {
+  test('known_hosts paths are literal: a % is doubled (ssh expands tokens in this option), a space quoted', () => {
+    const args = sshArgs({ spec: spec('5432', '15432', 'remote_to_local'), mode: 'default', sshConfigPath: null, knownHostsFiles: ['/state 100%/known_hosts', '/home/u%h/kh'] });
+    expect(options(args)).toContain('UserKnownHostsFile="/state 100%%/known_hosts" /home/u%%h/kh');
+  });
+
   test('the whole argv for the SPEC sample', () => {
     const args = sshArgs({ spec: spec('5432', '127.0.0.1:15432', 'remote_to_local'), mode: 'default', sshConfigPath: '/cfg/ssh_config', knownHostsFiles: ['/state/known_hosts', '/home/u/.ssh/known_hosts'] });
     expect(args).toEqual([
