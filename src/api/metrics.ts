@@ -17,6 +17,9 @@ const parseTime = (iso: string | null): number | null => {
   return Number.isNaN(t) ? null : t / 1000;
 };
 
+/** How often the event-loop lag is sampled for `nodejs_eventloop_lag_*`. */
+export const EVENT_LOOP_SAMPLE_MS = 100;
+
 /**
  * Per-tunnel values are read from the supervisor at scrape time (so a removed tunnel
  * disappears); reloads are counted as they happen. Create one per daemon and pass it
@@ -25,7 +28,9 @@ const parseTime = (iso: string | null): number | null => {
 export function createMetrics(engine: EngineApi, opts: { now?: () => number; processMetrics?: boolean; also?: readonly Registry[] } = {}): DaemonMetrics {
   const now = opts.now ?? Date.now;
   const own = new Registry();
-  if (opts.processMetrics ?? true) collectDefaultMetrics({ register: own });
+  // The event-loop lag series sample every 100 ms rather than prom-client's 10 ms: at
+  // 10 ms that timer alone kept an idle daemon at ~0.9 % of a core (BENCHMARKS.md, Scale).
+  if (opts.processMetrics ?? true) collectDefaultMetrics({ register: own, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
   const labelNames = ['hash', 'name'] as const;
   const statuses = () => engine.supervisor.statuses();
 

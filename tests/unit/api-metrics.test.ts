@@ -78,6 +78,8 @@ describe('GET /metrics', () => {
     // Default process metrics, from this registry.
     expect(samples.some((s) => s.name === 'process_cpu_user_seconds_total')).toBe(true);
     expect(samples.some((s) => s.name === 'nodejs_heap_size_used_bytes')).toBe(true);
+    // Sampled less often than prom-client's default (idle CPU), but still there.
+    expect(samples.some((s) => s.name === 'nodejs_eventloop_lag_p99_seconds')).toBe(true);
 
     // A tunnel removed from the config disappears from the next scrape.
     engine.setTunnels([SAMPLE[0]!]);
