@@ -52,9 +52,9 @@ export function requireHost(listener: RequestListener): RequestListener {
 
 /**
  * Options for `http.createServer` that go with `requireHost`. Idle kept-alive
- * connections are kept 65 s, longer than clients keep theirs (httpx and Node's agent
- * drop theirs after 5 s): the client always closes first, so a request of a client
- * that does not read `Keep-Alive: timeout` never meets a connection the server is
- * closing at that moment (Node's own 5 s would race with theirs).
+ * connections are kept 65 s, longer than clients keep theirs (httpx drops an idle one
+ * after 5 s, undici's fetch after 4 s): the client always closes first, so a request
+ * of a client that does not read `Keep-Alive: timeout` never meets a connection the
+ * server is closing at that moment (Node's own 5 s would race with httpx's).
  */
 export const LISTENER_OPTIONS: http.ServerOptions = { requireHostHeader: false, keepAliveTimeout: 65_000 };
