@@ -39,6 +39,23 @@ async function health(port: number, deadline: number, exited: () => string | nul
   }
 }
 
+/**
+ * The entrypoint as root in a private mount namespace over the copy of /etc, so the
+ * renumbered account is the image's, never this machine's; `gone` says how it ended, once it has.
+ */
+function startEntrypoint(env: Record<string, string | undefined>) {
+  const child = execa('unshare', ['-m', 'sh', '-c', 'mount --bind "$1" /etc && shift && exec sh "$@"', 'sh', etc, ENTRYPOINT], {
+    env,
+    extendEnv: false,
+    reject: false,
+  });
+  let ended: string | null = null;
+  void child.then((r) => {
+    ended = `exit ${r.exitCode ?? r.signal}: ${String(r.stderr).trim()}`;
+  });
+  return { child, gone: () => ended };
+}
+
 describe('the real daemon through the entrypoint', () => {
   it('is built (npm run build makes dist/main.js)', () => {
     expect(existsSync(MAIN), `${MAIN} is missing: run npm run build`).toBe(true);
@@ -54,19 +71,9 @@ describe('the real daemon through the entrypoint', () => {
       TUNNEL_CONFIG: join(fx.root, 'config.yaml'),
       TUNNEL_API_LISTEN: `127.0.0.1:${port}`,
     };
-    // A private mount namespace over a copy of /etc, so the renumbered account is
-    // the image's, never this machine's.
-    const child = execa(
-      'unshare',
-      ['-m', 'sh', '-c', 'mount --bind "$1" /etc && shift && exec sh "$@"', 'sh', etc, ENTRYPOINT],
-      { env, extendEnv: false, reject: false },
-    );
-    let gone: string | null = null;
-    void child.then((r) => {
-      gone = `exit ${r.exitCode ?? r.signal}: ${String(r.stderr).trim()}`;
-    });
+    const { child, gone } = startEntrypoint(env);
     try {
-      const h = await health(port, Date.now() + 15_000, () => gone);
+      const h = await health(port, Date.now() + 15_000, gone);
       expect(h.status).toBe(200);
       expect(h.body.ok).toBe(true);
       // exec all the way down: the child we started is the node process itself.
@@ -99,17 +106,9 @@ describe('the real daemon through the entrypoint', () => {
       API_PORT: String(port),
       AUTOSSH_GATETIME: '0',
     };
-    const child = execa(
-      'unshare',
-      ['-m', 'sh', '-c', 'mount --bind "$1" /etc && shift && exec sh "$@"', 'sh', etc, ENTRYPOINT],
-      { env, extendEnv: false, reject: false },
-    );
-    let gone: string | null = null;
-    void child.then((r) => {
-      gone = `exit ${r.exitCode ?? r.signal}: ${String(r.stderr).trim()}`;
-    });
+    const { child, gone } = startEntrypoint(env);
     try {
-      const h = await health(port, Date.now() + 15_000, () => gone);
+      const h = await health(port, Date.now() + 15_000, gone);
       expect(h.status).toBe(200);
       expect((await fetch(`http://127.0.0.1:${port}/config`)).status).toBe(401);
       expect((await fetch(`http://127.0.0.1:${port}/config`, { headers: { authorization: 'Bearer ref-key' } })).status).toBe(200);
