@@ -12,7 +12,20 @@ export const PROCESS_CHECK_MS = 1_000;
 
 /** The state letter (`R`, `S`, `T`, …) of a /proc/<pid>/stat text, read after the last ")" (comm may hold both). */
 export function statState(stat: string): string | null {
-  return /^\s*(\S)/.exec(stat.slice(stat.lastIndexOf(')') + 1))?.[1] ?? null;
+  return stateLetter(Buffer.from(stat, 'latin1'), Buffer.byteLength(stat, 'latin1'));
+}
+
+const CLOSE_PAREN = 0x29;
+const SPACE = 0x20;
+
+/** statState on the first `n` bytes as read: the sweep's form, with no string per process per sweep. */
+function stateLetter(bytes: Uint8Array, n: number): string | null {
+  let i = n - 1;
+  while (i >= 0 && bytes[i] !== CLOSE_PAREN) i--;
+  if (i < 0) return null;
+  i++;
+  while (i < n && bytes[i] === SPACE) i++;
+  return i < n ? String.fromCharCode(bytes[i]!) : null;
 }
 
 /** Called after each sweep with the process's state letter, or null once it cannot be read (gone). */
@@ -34,24 +47,13 @@ function openStat(pid: number): number | null {
 // pid, comm (at most 15 bytes, in parentheses) and the state fit well within this.
 const HEAD = Buffer.alloc(128);
 
-const CLOSE_PAREN = 0x29;
-const SPACE = 0x20;
-
 function readState(fd: number | null): string | null {
   if (fd === null) return null;
-  let n: number;
   try {
-    n = readSync(fd, HEAD, 0, HEAD.length, 0);
+    return stateLetter(HEAD, readSync(fd, HEAD, 0, HEAD.length, 0));
   } catch {
     return null;
   }
-  // As statState, on the bytes: no string per process per sweep.
-  let i = n - 1;
-  while (i >= 0 && HEAD[i] !== CLOSE_PAREN) i--;
-  if (i < 0) return null;
-  i++;
-  while (i < n && HEAD[i] === SPACE) i++;
-  return i < n ? String.fromCharCode(HEAD[i]!) : null;
 }
 
 export class ProcessSweep {
