@@ -39,6 +39,14 @@ export function bodyEncoding(contentEncoding: string | undefined): BodyEncoding 
   return { kind: 'opaque', name };
 }
 
+/**
+ * "deflate" should be zlib-wrapped (RFC 9110), but some servers and clients send raw
+ * deflate; a zlib header's first byte has 8 (deflate) in its low nibble.
+ */
+export function isZlibWrapped(first: Buffer): boolean {
+  return first.length > 0 && (first[0]! & 0x0f) === 0x08;
+}
+
 // Flushed per chunk so that a streamed event is handed on as soon as its bytes are in.
 const FLUSH = { flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH };
 const BR_FLUSH = { flush: zlib.constants.BROTLI_OPERATION_FLUSH, finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH };
@@ -53,9 +61,7 @@ export function createBodyDecoder(name: 'gzip' | 'deflate' | 'br', sink: Decoded
         ? zlib.createGunzip(FLUSH)
         : name === 'br'
           ? zlib.createBrotliDecompress(BR_FLUSH)
-          : // "deflate" should be zlib-wrapped (RFC 9110), but some servers send raw
-            // deflate; a zlib header's first byte has 8 (deflate) in its low nibble.
-            (first[0]! & 0x0f) === 0x08
+          : isZlibWrapped(first)
             ? zlib.createInflate(FLUSH)
             : zlib.createInflateRaw(FLUSH);
     s.on('data', (chunk: Buffer) => over || sink.data(chunk));

@@ -30,6 +30,7 @@ function anthropicType(e: ProxyError): string {
   switch (e.status) {
     case 400:
     case 405:
+    case 415:
       return 'invalid_request_error';
     case 401:
       return 'authentication_error';

@@ -9,6 +9,7 @@ import { sendToTargets, type Shared } from './fallback.js';
 import { createModelCatalog } from './models.js';
 import { observeRequest, type Observation } from './observe.js';
 import { runtimeCache, type Provider, type Runtime, type Target } from './providers.js';
+import { decodeRequestBody } from './request-encoding.js';
 import { pickRequestId } from './request-id.js';
 import { createRests } from './rest.js';
 import { discardRest } from './discard.js';
@@ -102,6 +103,12 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
         }
         return;
       }
+      const encoding = req.headers['content-encoding'];
+      if (encoding === undefined) return route(body);
+      decodeRequestBody(body, encoding, maxBody, (decoded) => (decoded.ok ? route(decoded.value) : sendError(res, requestId, decoded.error, false, endpoint.family)));
+    });
+
+    function route(body: Buffer): void {
       const parsed = parseModelRequest(endpoint, body);
       if (!parsed.ok) return sendError(res, requestId, parsed.error, false, endpoint.family);
       obs.model = parsed.value.model;
@@ -116,7 +123,7 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
         return sendError(res, requestId, formatMismatch(`/v1${endpoint.path}`, endpoint.format, first), false, endpoint.family);
       }
       sendToTargets(shared, { req, res, requestId, endpoint, runtime, targets: fit, body: parsed.value.bytes, obs });
-    });
+    }
   };
 
   const answerJson = (req: IncomingMessage, res: ServerResponse, requestId: string, value: unknown): void => {
