@@ -20,6 +20,15 @@ export const ENDPOINTS: readonly Endpoint[] = [
   { path: '/responses', format: 'openai', family: 'openai' },
   { path: '/embeddings', format: 'openai', family: 'openai' },
   { path: '/completions', format: 'openai', family: 'openai' },
+  // The other JSON endpoints of OpenAI's API that model servers serve (vLLM, LocalAI,
+  // llama.cpp, text-embeddings-inference), and vLLM's and Jina's rerank and score.
+  // Multipart uploads (audio transcriptions, files) are not routed: the model is a
+  // form field there, and the body would have to be rewritten, not spliced.
+  { path: '/moderations', format: 'openai', family: 'openai' },
+  { path: '/images/generations', format: 'openai', family: 'openai' },
+  { path: '/audio/speech', format: 'openai', family: 'openai' },
+  { path: '/rerank', format: 'openai', family: 'openai' },
+  { path: '/score', format: 'openai', family: 'openai' },
   { path: '/messages', format: 'anthropic', family: 'anthropic', lists: ['messages'] },
   // What Anthropic's SDK (messages.countTokens) and Claude Code call before a long prompt.
   { path: '/messages/count_tokens', format: 'anthropic', family: 'anthropic', lists: ['messages'] },

@@ -115,7 +115,7 @@ describe.each<Listener>(['proxy', 'daemon'])('curl through the %s listener', (li
   });
 
   it('-I (HEAD) gets the head of the proxy\'s own answer on the models and on an unknown path', async () => {
-    for (const [path, status] of [['/v1/models', 200], ['/v1/models/mock:llama3:8b', 200], ['/v1/models/mock:nope', 404], ['/v1/audio/speech', 404]] as const) {
+    for (const [path, status] of [['/v1/models', 200], ['/v1/models/mock:llama3:8b', 200], ['/v1/models/mock:nope', 404], ['/v1/audio/transcriptions', 404]] as const) {
       const r = await curl(path, ['-I', '-o', '/dev/null', '-H', `Authorization: Bearer ${KEY}`]);
       expect(r.head, path).toMatch(new RegExp(`^http/1\\.1 ${status}`));
       expect(r.head, path).toContain('content-type: application/json');

@@ -15,7 +15,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-const OPENAI = ['/v1/chat/completions', '/v1/responses', '/v1/embeddings', '/v1/completions'];
+const OPENAI = ['/v1/chat/completions', '/v1/responses', '/v1/embeddings', '/v1/completions', '/v1/moderations', '/v1/images/generations', '/v1/audio/speech', '/v1/rerank', '/v1/score'];
 const body = (path: string, model: string, extra: Record<string, unknown> = {}) =>
   JSON.stringify({ model, ...(path.endsWith('/chat/completions') || path.endsWith('/messages') ? { messages: [{ role: 'user', content: 'hi' }] } : { input: 'hi' }), ...extra });
 

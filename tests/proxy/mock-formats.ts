@@ -4,7 +4,9 @@
  * official clients parse them: OpenAI's Responses API (JSON, and its named event
  * stream ending in `response.completed`, no [DONE]), embeddings (float or base64, as
  * the `openai` client asks for base64 by default), legacy completions, and
- * Anthropic's Messages API (JSON, and its event stream with `event:` lines).
+ * Anthropic's Messages API (JSON, and its event stream with `event:` lines), and the
+ * other JSON endpoints: moderations, image generation, speech (binary audio, or its
+ * event stream), rerank and score.
  *
  * Also, on any endpoint, `busy:<status>:<retry-after>`: an error in the endpoint's
  * family's shape with a `Retry-After` header (omitted when <retry-after> is `-`).
@@ -17,6 +19,8 @@ import type http from 'node:http';
 
 const WORDS = ['hello ', 'from ', 'the ', 'mock'];
 const TEXT = WORDS.join('');
+/** What `/audio/speech` answers: every byte value, so that any re-encoding on the way shows. */
+export const AUDIO = Buffer.from(Array.from({ length: 256 }, (_, i) => 255 - i));
 const SPECIAL = new Set(['slow', 'hang', 'error', 'echo-key', 'stream', 'gated-stream', 'gated-head', 'stall-stream', 'die-stream', 'json-stall', 'cut-event', 'split-events', 'no-final-blank', 'gz']);
 
 export function answerFormat(path: string, model: string, body: Record<string, unknown> | null, res: http.ServerResponse): boolean {
@@ -47,6 +51,28 @@ export function answerFormat(path: string, model: string, body: Record<string, u
       return json(res, embeddings(model, body));
     case '/completions':
       return stream ? events(res, completionStream(model)) : json(res, { id: 'cmpl-mock', object: 'text_completion', created: 1, model, choices: [{ text: TEXT, index: 0, logprobs: null, finish_reason: 'stop' }], usage: { prompt_tokens: 2, completion_tokens: 4, total_tokens: 6 } });
+    case '/moderations':
+      return json(res, { id: 'modr-mock', model, results: [{ flagged: false, categories: { violence: false }, category_scores: { violence: 0.001 }, category_applied_input_types: { violence: ['text'] } }] });
+    case '/images/generations':
+      return json(res, { created: 1, data: [{ b64_json: AUDIO.subarray(0, 64).toString('base64'), revised_prompt: String(body?.prompt ?? '') }], usage: { input_tokens: 3, output_tokens: 0, total_tokens: 3 } });
+    case '/audio/speech':
+      if (body?.stream_format === 'sse') {
+        return events(res, [data({ type: 'speech.audio.delta', audio: AUDIO.subarray(0, 128).toString('base64') }), data({ type: 'speech.audio.delta', audio: AUDIO.subarray(128).toString('base64') }), data({ type: 'speech.audio.done', usage: { input_tokens: 4, output_tokens: 9, total_tokens: 13 } })]);
+      }
+      // Binary audio, not UTF-8: it must reach the client byte for byte.
+      res.writeHead(200, { 'content-type': 'audio/mpeg', 'content-length': AUDIO.length });
+      res.end(AUDIO);
+      return true;
+    case '/rerank':
+      // vLLM's (and Jina's) shape.
+      return json(res, {
+        id: 'rerank-mock',
+        model,
+        usage: { total_tokens: 7 },
+        results: ((body?.documents as string[] | undefined) ?? []).map((text, index) => ({ index, document: { text }, relevance_score: 1 / (index + 1) })),
+      });
+    case '/score':
+      return json(res, { id: 'score-mock', object: 'list', created: 1, model, data: [{ index: 0, object: 'score', score: 0.75 }], usage: { prompt_tokens: 5, total_tokens: 5, completion_tokens: 0 } });
     case '/messages/count_tokens':
       return json(res, { input_tokens: 5 });
     case '/messages':
