@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { inputHash, type EntryView, type TunnelInput } from '../config-edit/edit.js';
+import type { EntryView } from '../config-edit/read-entries.js';
+import { inputHash, type TunnelInput } from '../config-edit/tunnel-input.js';
 import { DEFAULT_DIRECTION, DEFAULT_NAME } from '../config/identity.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { ConfigProblem } from '../config/types.js';
-import { FORM_FIELDS, type Edit, type FormField } from './edit.js';
+import { FORM_FIELDS, type Edit, type FormField } from './tunnel-input.js';
 
 /** Validation of a candidate file, told back to the form: per field, and the rest. */
 export interface FieldErrors {

@@ -3,9 +3,11 @@ import { parseConfigText } from '../config/load.js';
 import type { ConfigProblem } from '../config/types.js';
 import { err, ok, type Result } from '../result.js';
 import type { DirectionMode } from '../tunnel/spec.js';
-import { applyEdit, readEntries, type Edit, type EntryView } from './edit.js';
+import { applyEdit } from './edit.js';
 import { blockingErrors, type FieldErrors } from './field-errors.js';
 import { readFileState, saveBackup, writeAtomic, type FileState } from './file-io.js';
+import { readEntries, type EntryView } from './read-entries.js';
+import type { Edit } from './tunnel-input.js';
 import { parseEditable, printEditable } from './yaml-doc.js';
 import { unreachable } from '../unreachable.js';
 

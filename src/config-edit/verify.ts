@@ -1,5 +1,6 @@
 import { err, ok, type Result } from '../result.js';
-import { fieldMeaning as meaning, FORM_FIELDS, type EntryView, type TunnelInput } from './edit.js';
+import type { EntryView } from './read-entries.js';
+import { fieldMeaning as meaning, FORM_FIELDS, type TunnelInput } from './tunnel-input.js';
 
 /**
  * The other half of "never loses an edit": after an edit, the entries it wrote read

@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import type { DirectionMode } from '../tunnel/spec.js';
-import type { Edit, TunnelFields } from '../config-edit/edit.js';
+import type { Edit, TunnelFields } from '../config-edit/tunnel-input.js';
 import type { ConfigStore, ConfigView, SaveFailure } from '../config-edit/store.js';
 import { describeTunnel, directionChoices } from './describe.js';
 import { problemText } from '../config-edit/field-errors.js';

@@ -1,7 +1,9 @@
 // Edits of files that use YAML anchors (&x), aliases (*x) and merge keys (<<: *x): every
 // edit kind on every entry of every fixture, read back with the daemon's own loader.
 import { describe, expect, it } from 'vitest';
-import { applyEdit, readEntries, type Edit, type EntryView, type TunnelInput } from '../../src/config-edit/edit.js';
+import { applyEdit } from '../../src/config-edit/edit.js';
+import { readEntries, type EntryView } from '../../src/config-edit/read-entries.js';
+import type { Edit, TunnelInput } from '../../src/config-edit/tunnel-input.js';
 import { parseEditable, printEditable } from '../../src/config-edit/yaml-doc.js';
 import { parseConfigText } from '../../src/config/load.js';
 import type { TunnelSpec } from '../../src/tunnel/spec.js';

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { applyEdit, readEntries, type Edit, type TunnelFields } from '../../src/config-edit/edit.js';
+import { applyEdit } from '../../src/config-edit/edit.js';
+import { readEntries } from '../../src/config-edit/read-entries.js';
+import type { Edit, TunnelFields } from '../../src/config-edit/tunnel-input.js';
 import { parseConfigText } from '../../src/config/load.js';
 
 const FILE = `# Tunnels for the lab
