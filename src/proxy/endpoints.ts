@@ -13,7 +13,14 @@ export interface Endpoint {
   family: ErrorFamily;
   /** Fields besides `model` the proxy itself relies on (everything else is the provider's to judge). */
   lists?: readonly string[];
+  /** The body: JSON (the default), or a multipart/form-data upload whose `model` is a form field (multipart.ts). */
+  body?: 'json' | 'multipart';
+  /** The largest body taken, when not the proxy's default (16 MiB). */
+  maxBytes?: number;
 }
+
+// OpenAI's own limit for an audio upload; vLLM's default is the same.
+const AUDIO_UPLOAD_BYTES = 25 * 1024 * 1024;
 
 export const ENDPOINTS: readonly Endpoint[] = [
   { path: '/chat/completions', format: 'openai', family: 'openai', lists: ['messages'] },
@@ -22,13 +29,14 @@ export const ENDPOINTS: readonly Endpoint[] = [
   { path: '/completions', format: 'openai', family: 'openai' },
   // The other JSON endpoints of OpenAI's API that model servers serve (vLLM, LocalAI,
   // llama.cpp, text-embeddings-inference), and vLLM's and Jina's rerank and score.
-  // Multipart uploads (audio transcriptions, files) are not routed: the model is a
-  // form field there, and the body would have to be rewritten, not spliced.
   { path: '/moderations', format: 'openai', family: 'openai' },
   { path: '/images/generations', format: 'openai', family: 'openai' },
   { path: '/audio/speech', format: 'openai', family: 'openai' },
   { path: '/rerank', format: 'openai', family: 'openai' },
   { path: '/score', format: 'openai', family: 'openai' },
+  // Uploads: the audio file and `model` are form fields (Whisper on vLLM, LocalAI, faster-whisper servers).
+  { path: '/audio/transcriptions', format: 'openai', family: 'openai', body: 'multipart', maxBytes: AUDIO_UPLOAD_BYTES },
+  { path: '/audio/translations', format: 'openai', family: 'openai', body: 'multipart', maxBytes: AUDIO_UPLOAD_BYTES },
   { path: '/messages', format: 'anthropic', family: 'anthropic', lists: ['messages'] },
   // What Anthropic's SDK (messages.countTokens) and Claude Code call before a long prompt.
   { path: '/messages/count_tokens', format: 'anthropic', family: 'anthropic', lists: ['messages'] },

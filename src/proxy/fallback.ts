@@ -30,6 +30,8 @@ export interface Attempts {
   targets: readonly Target[];
   /** The client's body; each target gets it with `model` replaced by its bare model name. */
   body: Buffer;
+  /** A multipart upload: the form each bare model name gets, written out (instead of `body`). */
+  forms?: ReadonlyMap<string, { bytes: Buffer; contentType: string }>;
   obs: Observation;
 }
 
@@ -69,6 +71,7 @@ class Targets implements Forward {
   readonly log: ((entry: Record<string, unknown>) => void) | undefined;
   provider!: Provider;
   payload!: Buffer;
+  contentType: string | undefined;
   private index = 0;
   private lastRefusal: ProxyError | null = null;
 
@@ -118,7 +121,9 @@ class Targets implements Forward {
       return this.next('key_unusable', { status: 500, type: 'server_error', code, message: describeKeyProblem(provider.prefix, provider.key.error) });
     }
     this.provider = provider;
-    this.payload = withModel(a.body, target.model);
+    const form = a.forms?.get(target.model);
+    this.payload = form === undefined ? withModel(a.body, target.model) : form.bytes;
+    this.contentType = form?.contentType;
     forwardChat(this);
   }
 

@@ -20,6 +20,8 @@ export interface Forward {
   pool: UpstreamPool;
   /** The request body as the upstream gets it (bare model name). */
   payload: Buffer;
+  /** Its content type when not JSON (a multipart upload's, with its boundary). */
+  contentType?: string | undefined;
   /** The path under the provider's base URL; `/chat/completions` when absent. */
   endpoint?: string;
   /** The client headers passed on (`forwardedNames`: the built-in ones and `proxy.forward_headers`). */

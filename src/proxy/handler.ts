@@ -7,6 +7,7 @@ import { ENDPOINTS, parseModelRequest, type Endpoint } from './endpoints.js';
 import { sendError, type ErrorFamily, type ProxyError } from './errors.js';
 import { sendToTargets, type Shared } from './fallback.js';
 import { createModelCatalog } from './models.js';
+import { readForm, writeForm, type Form } from './multipart.js';
 import { observeRequest, type Observation } from './observe.js';
 import { runtimeCache, type Provider, type Runtime, type Target } from './providers.js';
 import { decodeRequestBody } from './request-encoding.js';
@@ -47,7 +48,6 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
   const runtimeOf = runtimeCache(deps.env ?? process.env, deps.log);
   const catalog = createModelCatalog(pool, deps.log);
   const rests = createRests(deps.now);
-  const maxBody = deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
 
   function begin(req: IncomingMessage, res: ServerResponse, endpoint: string, method: string, family: ErrorFamily): Begun | null {
     const requestId = pickRequestId(req.headers['x-request-id']);
@@ -93,7 +93,8 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
     const begun = begin(req, res, endpoint.path, 'POST', endpoint.family);
     if (begun === null) return;
     const { requestId, runtime, obs } = begun;
-    readBody(req, maxBody, (body) => {
+    const limit = deps.maxBodyBytes ?? endpoint.maxBytes ?? DEFAULT_MAX_BODY_BYTES;
+    readBody(req, limit, (body) => {
       if (!Buffer.isBuffer(body)) {
         if (body.reason === 'too_large') {
           sendError(res, requestId, { status: 413, type: 'invalid_request_error', code: 'request_too_large', message: `the request body is larger than ${body.limit} bytes` }, false, endpoint.family);
@@ -105,24 +106,49 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
       }
       const encoding = req.headers['content-encoding'];
       if (encoding === undefined) return route(body);
-      decodeRequestBody(body, encoding, maxBody, (decoded) => (decoded.ok ? route(decoded.value) : sendError(res, requestId, decoded.error, false, endpoint.family)));
+      decodeRequestBody(body, encoding, limit, (decoded) => (decoded.ok ? route(decoded.value) : sendError(res, requestId, decoded.error, false, endpoint.family)));
     });
 
     function route(body: Buffer): void {
+      if (endpoint.body === 'multipart') {
+        readForm(body, req.headers['content-type'], (form) => (form.ok ? routeForm(form.value) : sendError(res, requestId, form.error, false, endpoint.family)));
+        return;
+      }
       const parsed = parseModelRequest(endpoint, body);
       if (!parsed.ok) return sendError(res, requestId, parsed.error, false, endpoint.family);
-      obs.model = parsed.value.model;
-      const targets = targetsFor(parsed.value.model, runtime);
-      if (!targets.ok) return sendError(res, requestId, targets.error, false, endpoint.family);
+      const fit = fitting(parsed.value.model);
+      if (fit !== null) sendToTargets(shared, { req, res, requestId, endpoint, runtime, targets: fit, body: parsed.value.bytes, obs });
+    }
+
+    function routeForm(form: Form): void {
+      const fit = fitting(form.model);
+      if (fit === null) return;
+      // Every target's form is written before the first is tried: the walk over the targets stays synchronous.
+      const models = [...new Set(fit.map((t) => t.model))];
+      void Promise.all(models.map((m) => writeForm(form, m))).then((written) => {
+        const forms = new Map(models.map((m, i) => [m, written[i]!]));
+        sendToTargets(shared, { req, res, requestId, endpoint, runtime, targets: fit, body: Buffer.alloc(0), forms, obs });
+      });
+    }
+
+    /** The targets of `model` that take the endpoint's format, or null after answering why there are none. */
+    function fitting(model: string): readonly Target[] | null {
+      obs.model = model;
+      const targets = targetsFor(model, runtime);
+      if (!targets.ok) {
+        sendError(res, requestId, targets.error, false, endpoint.family);
+        return null;
+      }
       // No format translation: only targets that speak the endpoint's format are tried.
       const fits = (t: Target): boolean => runtime.providers.get(t.prefix)?.formats.includes(endpoint.format) ?? true;
       const fit = targets.value.every(fits) ? targets.value : targets.value.filter(fits);
       if (fit.length === 0) {
         const first = runtime.providers.get(targets.value[0]!.prefix)!;
         obs.provider = first.prefix;
-        return sendError(res, requestId, formatMismatch(`/v1${endpoint.path}`, endpoint.format, first), false, endpoint.family);
+        sendError(res, requestId, formatMismatch(`/v1${endpoint.path}`, endpoint.format, first), false, endpoint.family);
+        return null;
       }
-      sendToTargets(shared, { req, res, requestId, endpoint, runtime, targets: fit, body: parsed.value.bytes, obs });
+      return fit;
     }
   };
 

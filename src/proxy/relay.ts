@@ -49,7 +49,7 @@ export class Relay implements ExchangeSink {
       {
         method: 'POST',
         path: `${f.provider.basePath}${f.endpoint ?? '/chat/completions'}${q === -1 ? '' : url.slice(q)}`,
-        headers: upstreamRequestHeaders(f.req, f.requestId, f.provider.credential, f.forwarded),
+        headers: upstreamRequestHeaders(f.req, f.requestId, f.provider.credential, f.forwarded, f.contentType),
         body: f.payload,
       },
       this,

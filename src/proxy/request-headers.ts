@@ -36,11 +36,11 @@ export function forwardedNames(forwardHeaders: readonly string[]): readonly stri
  * `forwardedNames`. Values with a line break are left out (Node's parser refuses
  * them before this; this holds without it).
  */
-export function upstreamRequestHeaders(req: IncomingMessage, requestId: string, credential: Credential | null, forwarded: readonly string[]): string[] {
+export function upstreamRequestHeaders(req: IncomingMessage, requestId: string, credential: Credential | null, forwarded: readonly string[], contentType = 'application/json'): string[] {
   const from = req.headers;
   const headers = [
     'content-type',
-    'application/json',
+    contentType,
     'accept',
     headerValue(from.accept) ?? 'application/json',
     // The proxy scans event streams and error bodies; it asks for them as plain text

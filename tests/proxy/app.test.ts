@@ -67,13 +67,13 @@ describe('createProxyApp under app.route("/v1", …)', () => {
   });
 
   it('owns every /v1 path: one it does not serve is an OpenAI-shaped 404, not the host app\'s', async () => {
-    const r = await call(url, { path: '/v1/audio/transcriptions', body: '{}', headers: { 'x-request-id': 'emb-1' } });
+    const r = await call(url, { path: '/v1/files', body: '{}', headers: { 'x-request-id': 'emb-1' } });
     expect(r.status).toBe(404);
     expect(r.headers['x-request-id']).toBe('emb-1');
-    expect(r.json).toEqual({ error: { message: expect.stringContaining('/v1/audio/transcriptions'), type: 'invalid_request_error', param: null, code: 'not_found' } });
+    expect(r.json).toEqual({ error: { message: expect.stringContaining('/v1/files'), type: 'invalid_request_error', param: null, code: 'not_found' } });
     const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'x', maxRetries: 0 });
     const file = await toFile(Buffer.from('not really audio'), 'a.mp3');
-    const failure = await client.audio.transcriptions.create({ model: 'mock:whisper', file }).catch((e: unknown) => e);
+    const failure = await client.files.create({ file, purpose: 'batch' }).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(OpenAI.NotFoundError);
     expect((await call(url, { path: '/elsewhere', method: 'GET' })).status).toBe(404);
   });

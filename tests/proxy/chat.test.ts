@@ -211,7 +211,7 @@ describe('POST /v1/chat/completions', () => {
     const get = await call(h.url, { method: 'GET' });
     expect(get.status).toBe(405);
     expect(get.json.error.code).toBe('method_not_allowed');
-    const other = await call(h.url, { path: '/v1/audio/transcriptions' });
+    const other = await call(h.url, { path: '/v1/files' });
     expect(other.status).toBe(404);
     expect(other.json.error.code).toBe('not_found');
   });

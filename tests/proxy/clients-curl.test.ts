@@ -2,6 +2,9 @@
 // endpoint, `-N` printing each event as it arrives, `--compressed`, `--max-time`, and
 // requests without `Host` (HTTP/1.0 is served, HTTP/1.1 gets the JSON error).
 import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startHarness, type Harness, type Listener } from './harness.js';
@@ -71,6 +74,22 @@ describe.each<Listener>(['proxy', 'daemon'])('curl through the %s listener', (li
     expect((await curl('/v1/models/mock:llama3:8b', ['-H', `Authorization: Bearer ${KEY}`])).json.id).toBe('mock:llama3:8b');
   });
 
+  it('-F uploads an audio file for transcription, which reaches the provider byte for byte', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tm-curl-upload-'));
+    const audio = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+    writeFileSync(join(dir, 'clip.mp3'), audio);
+    try {
+      const r = await curl('/v1/audio/transcriptions', ['-H', `Authorization: Bearer ${KEY}`, '-F', 'model=mock:whisper', '-F', 'response_format=text', '-F', `file=@${join(dir, 'clip.mp3')};type=audio/mpeg`]);
+      expect(r.head).toMatch(/^http\/1\.1 200/);
+      expect(r.body).toBe('hello from the mock\n');
+      const file = last().form!.get('file') as File;
+      expect([last().form!.get('model'), file.name, file.type]).toEqual(['whisper', 'clip.mp3', 'audio/mpeg']);
+      expect(Buffer.from(await file.arrayBuffer())).toEqual(audio);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('-N prints each event as it arrives: the first is out while the provider still holds the second', async () => {
     const child = spawn('curl', ['-sSN', `${h.url}/v1/chat/completions`, '-H', `Authorization: Bearer ${KEY}`, '-H', 'Content-Type: application/json', '-d', JSON.stringify({ model: 'mock:gated-stream', messages, stream: true })]);
     let out = '';
@@ -115,7 +134,7 @@ describe.each<Listener>(['proxy', 'daemon'])('curl through the %s listener', (li
   });
 
   it('-I (HEAD) gets the head of the proxy\'s own answer on the models and on an unknown path', async () => {
-    for (const [path, status] of [['/v1/models', 200], ['/v1/models/mock:llama3:8b', 200], ['/v1/models/mock:nope', 404], ['/v1/audio/transcriptions', 404]] as const) {
+    for (const [path, status] of [['/v1/models', 200], ['/v1/models/mock:llama3:8b', 200], ['/v1/models/mock:nope', 404], ['/v1/files', 404]] as const) {
       const r = await curl(path, ['-I', '-o', '/dev/null', '-H', `Authorization: Bearer ${KEY}`]);
       expect(r.head, path).toMatch(new RegExp(`^http/1\\.1 ${status}`));
       expect(r.head, path).toContain('content-type: application/json');

@@ -1,19 +1,26 @@
-// The JSON endpoints besides chat, responses, embeddings and completions that model
-// servers serve: moderations, image generation and speech through the official
-// `openai` client's own methods, vLLM's rerank and score through fetch, on both
-// listeners; binary audio reaches the client byte for byte.
-import OpenAI from 'openai';
+// The endpoints besides chat, responses, embeddings and completions that model
+// servers serve: moderations, image generation, speech and the audio uploads of
+// transcription and translation through the official `openai` client's own methods,
+// vLLM's rerank and score through fetch, on both listeners; binary audio reaches the
+// client byte for byte, and an upload's file reaches the provider byte for byte.
+import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness, type Listener } from './harness.js';
 import { AUDIO } from './mock-formats.js';
+import { deadPort } from './mock-upstream.js';
 
 const KEY = 'sk-proxy-more';
 
 describe.each<Listener>(['proxy', 'daemon'])('more endpoints through the %s listener', (listener) => {
   let h: Harness;
   beforeAll(async () => {
+    const dead = await deadPort();
     h = await startHarness(
-      (base) => ({ api_keys: ['${PROXY_KEY}'], providers: { gpu: { base_url: base, api_key: 'sk-upstream-more' } }, aliases: { 'tts-1': 'gpu:kokoro' } }),
+      (base) => ({
+        api_keys: ['${PROXY_KEY}'],
+        providers: { gpu: { base_url: base, api_key: 'sk-upstream-more' }, down: { base_url: `http://127.0.0.1:${dead}/v1` } },
+        aliases: { 'tts-1': 'gpu:kokoro', 'whisper-1': 'gpu:whisper', asr: ['down:whisper-large', 'gpu:whisper-small'] },
+      }),
       { env: { PROXY_KEY: KEY } },
       listener,
     );
@@ -73,20 +80,88 @@ describe.each<Listener>(['proxy', 'daemon'])('more endpoints through the %s list
     expect(last().url).toBe('/v1/score');
   });
 
-  it('refuses a multipart upload with a 404 that lists what is served', async () => {
-    const form = new FormData();
-    form.set('model', 'gpu:whisper');
-    form.set('file', new Blob([AUDIO], { type: 'audio/mpeg' }), 'a.mp3');
-    const r = await fetch(`${h.url}/v1/audio/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${KEY}` }, body: form });
-    expect(r.status).toBe(404);
-    const message = ((await r.json()) as { error: { message: string } }).error.message;
-    expect(message).toContain('no route POST /v1/audio/transcriptions');
-    expect(message).toContain('/v1/audio/speech');
+  describe('audio uploads (multipart)', () => {
+    const audio = () => toFile(AUDIO, 'clip.mp3', { type: 'audio/mpeg' });
+    /** What the provider got: the form as its framework reads it. */
+    const upload = async () => {
+      const form = last().form!;
+      const file = form.get('file') as File;
+      return { fields: Object.fromEntries([...form].filter(([, v]) => typeof v === 'string')), file, bytes: Buffer.from(await file.arrayBuffer()) };
+    };
+
+    it('audio.transcriptions.create: the file and every field reach the provider, with the bare model', async () => {
+      const r = await openai().audio.transcriptions.create({ model: 'gpu:whisper-large-v3', file: await audio(), language: 'en', temperature: 0.2 });
+      expect(r.text).toBe('hello from the mock');
+      expect(last().url).toBe('/v1/audio/transcriptions');
+      expect(last().headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
+      expect(last().headers.authorization).toBe('Bearer sk-upstream-more');
+      const got = await upload();
+      expect(got.fields).toEqual({ model: 'whisper-large-v3', language: 'en', temperature: '0.2' });
+      expect(got.file.name).toBe('clip.mp3');
+      expect(got.file.type).toBe('audio/mpeg');
+      expect(got.bytes).toEqual(AUDIO);
+    });
+
+    it('every response_format, and a streamed transcription', async () => {
+      const client = openai();
+      expect(await client.audio.transcriptions.create({ model: 'gpu:whisper', file: await audio(), response_format: 'text' })).toBe('hello from the mock\n');
+      const verbose = await client.audio.transcriptions.create({ model: 'gpu:whisper', file: await audio(), response_format: 'verbose_json' });
+      expect(verbose.segments?.[0]?.text).toBe('hello from the mock');
+      const stream = await client.audio.transcriptions.create({ model: 'gpu:gpt-4o-transcribe', file: await audio(), stream: true });
+      const types: string[] = [];
+      for await (const e of stream) types.push(e.type);
+      expect(types).toEqual(['transcript.text.delta', 'transcript.text.delta', 'transcript.text.delta', 'transcript.text.delta', 'transcript.text.done']);
+    });
+
+    it('audio.translations.create through an alias', async () => {
+      const r = await openai().audio.translations.create({ model: 'whisper-1', file: await audio() });
+      expect(r.text).toBe('hello from the mock');
+      expect(last().url).toBe('/v1/audio/translations');
+      expect((await upload()).fields.model).toBe('whisper');
+    });
+
+    it('falls back with the form: the second target gets the file and its own model name', async () => {
+      const r = await openai().audio.transcriptions.create({ model: 'asr', file: await audio() });
+      expect(r.text).toBe('hello from the mock');
+      const got = await upload();
+      expect(got.fields.model).toBe('whisper-small');
+      expect(got.bytes).toEqual(AUDIO);
+    });
+
+    it('refuses what is not an upload, a form without a model, and an upload over 25 MiB, each saying why', async () => {
+      const at = h.mock.received.length;
+      const json = await post('/audio/transcriptions', { model: 'gpu:whisper', file: 'x' });
+      expect(json.status).toBe(400);
+      expect(((await json.json()) as { error: { message: string } }).error.message).toMatch(/^this route takes a multipart\/form-data body .* found content-type "application\/json"$/);
+      const noModel = new FormData();
+      noModel.set('file', new Blob([AUDIO]), 'a.mp3');
+      const r = await fetch(`${h.url}/v1/audio/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${KEY}` }, body: noModel });
+      expect(r.status).toBe(400);
+      expect(((await r.json()) as { error: unknown }).error).toMatchObject({ param: 'model', message: expect.stringContaining('missing required form field "model"') });
+      const big = new FormData();
+      big.set('model', 'gpu:whisper');
+      big.set('file', new Blob([Buffer.alloc(25 * 1024 * 1024 + 1)]), 'big.wav');
+      const tooBig = await fetch(`${h.url}/v1/audio/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${KEY}` }, body: big });
+      expect(tooBig.status).toBe(413);
+      expect(((await tooBig.json()) as { error: { code: string } }).error.code).toBe('request_too_large');
+      expect(h.mock.received.length).toBe(at);
+    });
+
+    it('refuses other multipart routes with a 404 that lists what is served', async () => {
+      const form = new FormData();
+      form.set('purpose', 'batch');
+      form.set('file', new Blob(['{}']), 'a.jsonl');
+      const r = await fetch(`${h.url}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${KEY}` }, body: form });
+      expect(r.status).toBe(404);
+      const message = ((await r.json()) as { error: { message: string } }).error.message;
+      expect(message).toContain('no route POST /v1/files');
+      expect(message).toContain('/v1/audio/transcriptions');
+    });
   });
 
   it('counts each endpoint apart on /metrics', async () => {
     const text = await (await fetch(`${h.url}/metrics`, { headers: { authorization: `Bearer ${KEY}` } })).text();
-    for (const endpoint of ['/moderations', '/images/generations', '/audio/speech', '/rerank', '/score']) {
+    for (const endpoint of ['/moderations', '/images/generations', '/audio/speech', '/rerank', '/score', '/audio/transcriptions', '/audio/translations']) {
       expect(text).toMatch(new RegExp(`proxy_requests_total\\{[^}]*endpoint="${endpoint.replace('/', '\\/')}"[^}]*status="200"`));
     }
   });

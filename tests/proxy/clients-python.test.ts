@@ -105,6 +105,18 @@ describe.each<Listener>(['proxy', 'daemon'])('Python clients through the %s list
       expect(s.events!.at(-1)).toEqual({ type: 'message_stop' });
     });
 
+    it('an audio upload (files=): the file reaches the provider byte for byte, with the bare model', async () => {
+      const r = await run('transcription', 'mock:whisper-large-v3');
+      expect(r.status).toBe(200);
+      expect(r.json.text).toBe('hello from the mock');
+      const form = last().form!;
+      expect(form.get('model')).toBe('whisper-large-v3');
+      expect(form.get('language')).toBe('en');
+      const file = form.get('file') as File;
+      expect([file.name, file.type]).toEqual(['clip.wav', 'audio/wav']);
+      expect(Buffer.from(await file.arrayBuffer())).toEqual(Buffer.from(Array.from({ length: 256 }, (_, i) => i)));
+    });
+
     it('/v1/models', async () => {
       const r = await run('models');
       expect(r.status).toBe(200);

@@ -80,7 +80,7 @@ describe('ProxyApp.fastPath', () => {
   });
 
   it('serves every other /v1 path as the app does, and leaves the rest to the app', async () => {
-    const paths = ['/v1/models', '/v1/models/mock:x', '/v1/chat/completions/', '/v1', '/v1?x=1', '/v1/audio/transcriptions', '/v1//chat/completions'];
+    const paths = ['/v1/models', '/v1/models/mock:x', '/v1/chat/completions/', '/v1', '/v1?x=1', '/v1/files', '/v1//chat/completions'];
     const before = fastServed;
     for (const path of [...paths, '/health', '/v1x']) {
       const hono = await call(viaHono.url, { method: 'GET', path, headers: auth });
@@ -91,7 +91,7 @@ describe('ProxyApp.fastPath', () => {
   });
 
   it("answers HEAD with the head of the route's own answer (Hono's HEAD would write its own over it)", async () => {
-    for (const [path, status] of [['/v1/models', 200], ['/v1/models/mock:x', 404], ['/v1/audio/transcriptions', 404]] as const) {
+    for (const [path, status] of [['/v1/models', 200], ['/v1/models/mock:x', 404], ['/v1/files', 404]] as const) {
       const r = await call(viaFast.url, { method: 'HEAD', path, headers: auth });
       expect(r.status, path).toBe(status);
       expect(r.headers['content-type'], path).toBe('application/json');

@@ -6,7 +6,8 @@
  * the `openai` client asks for base64 by default), legacy completions, and
  * Anthropic's Messages API (JSON, and its event stream with `event:` lines), and the
  * other JSON endpoints: moderations, image generation, speech (binary audio, or its
- * event stream), rerank and score.
+ * event stream), rerank and score; and the uploads of audio transcription and
+ * translation (their text fields as `body`), in each `response_format`.
  *
  * Also, on any endpoint, `busy:<status>:<retry-after>`: an error in the endpoint's
  * family's shape with a `Retry-After` header (omitted when <retry-after> is `-`).
@@ -73,6 +74,9 @@ export function answerFormat(path: string, model: string, body: Record<string, u
       });
     case '/score':
       return json(res, { id: 'score-mock', object: 'list', created: 1, model, data: [{ index: 0, object: 'score', score: 0.75 }], usage: { prompt_tokens: 5, total_tokens: 5, completion_tokens: 0 } });
+    case '/audio/transcriptions':
+    case '/audio/translations':
+      return transcription(res, body);
     case '/messages/count_tokens':
       return json(res, { input_tokens: 5 });
     case '/messages':
@@ -188,4 +192,21 @@ function messagesStream(model: string): string[] {
     named('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 6 } }),
     named('message_stop', {}),
   ];
+}
+
+/** A transcription in the `response_format` asked for, or its event stream (`stream=true`). */
+function transcription(res: http.ServerResponse, body: Record<string, unknown> | null): true {
+  if (body?.stream === true) {
+    return events(res, [...WORDS.map((delta) => data({ type: 'transcript.text.delta', delta })), data({ type: 'transcript.text.done', text: TEXT })]);
+  }
+  switch (body?.response_format) {
+    case 'text':
+      res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+      res.end(`${TEXT}\n`);
+      return true;
+    case 'verbose_json':
+      return json(res, { task: 'transcribe', language: String(body.language ?? 'english'), duration: 1.5, text: TEXT, segments: [{ id: 0, start: 0, end: 1.5, text: TEXT }] });
+    default:
+      return json(res, { text: TEXT, usage: { type: 'duration', seconds: 2 } });
+  }
 }

@@ -48,6 +48,8 @@ export interface Received {
   /** The body exactly as received. */
   bytes: Buffer;
   json: Record<string, unknown> | null;
+  /** A multipart upload as the server read it. */
+  form?: FormData | undefined;
   /** Resolves with how the exchange ended. */
   ended: Promise<'finished' | 'client_closed'>;
 }
@@ -105,19 +107,26 @@ export async function startMockUpstream(options: MockOptions = {}): Promise<Mock
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
+    req.on('end', async () => {
       const bytes = Buffer.concat(chunks);
       const body = bytes.toString('utf8');
       let json: Record<string, unknown> | null;
+      let form: FormData | undefined;
       try {
         json = JSON.parse(body) as Record<string, unknown>;
       } catch {
         json = null;
       }
+      if (/^multipart\/form-data/i.test(req.headers['content-type'] ?? '')) {
+        // An upload, read as the real servers' frameworks do; its text fields stand in for the JSON body.
+        form = await new Response(bytes, { headers: { 'content-type': req.headers['content-type']! } }).formData().catch(() => undefined);
+        json = form === undefined ? null : Object.fromEntries([...form].filter(([, v]) => typeof v === 'string'));
+        if (json !== null && json.stream !== undefined) json.stream = json.stream === 'true';
+      }
       const ended = new Promise<'finished' | 'client_closed'>((resolve) => {
         res.on('close', () => resolve(res.writableFinished ? 'finished' : 'client_closed'));
       });
-      const record: Received = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, bytes, json, ended };
+      const record: Received = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, bytes, json, form, ended };
       received.push(record);
       waiters.splice(0).forEach((w) => w(record));
       if (req.url?.split('?')[0]?.endsWith('/models')) return models(res);
