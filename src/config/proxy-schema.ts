@@ -19,6 +19,9 @@ export const MAX_TIMEOUT_SECONDS = 86_400;
 /** A provider prefix: what comes before the first colon of `model`. */
 export const PREFIX_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
+/** The longest `keep_alive`: idle connections are not worth keeping longer. */
+export const MAX_KEEP_ALIVE_SECONDS = 600;
+
 const seconds = z
   .number({ error: 'expected a number of seconds' })
   .positive({ error: 'expected a number of seconds greater than 0' })
@@ -57,6 +60,11 @@ export const providerSchema = z
     path: urlPath.optional(),
     api_key: secret.optional(),
     timeout: seconds.optional(),
+    keep_alive: z
+      .number({ error: 'expected a number of seconds (0: a new connection for every request)' })
+      .min(0, { error: 'expected a number of seconds, 0 or more (0: a new connection for every request)' })
+      .max(MAX_KEEP_ALIVE_SECONDS, { error: `expected at most ${MAX_KEEP_ALIVE_SECONDS} seconds` })
+      .optional(),
     format: z.union([format, z.array(format, { error: `expected ${PROVIDER_FORMATS.join(' or ')}, or a list of them` }).min(1)], {
       error: `expected ${PROVIDER_FORMATS.join(' or ')}, or a list of them`,
     }).optional(),

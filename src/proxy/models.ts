@@ -86,7 +86,7 @@ function fetchModels(pool: UpstreamPool, p: Provider): Promise<Listing> {
     const exchange = pool.request(
       p.origin,
       // Anthropic's list comes in pages of 20 unless asked for more.
-      { method: 'GET', path: `${p.basePath}/models${p.credential?.name === 'x-api-key' || onlyAnthropic(p) ? '?limit=1000' : ''}`, headers: listHeaders(p), body: null },
+      { method: 'GET', path: `${p.basePath}/models${p.credential?.name === 'x-api-key' || onlyAnthropic(p) ? '?limit=1000' : ''}`, headers: listHeaders(p), body: null, keepAliveMs: p.keepAliveMs },
       {
         head: (s) => void (status = s),
         data: (c) => {

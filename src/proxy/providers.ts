@@ -2,7 +2,7 @@ import { forwardedNames } from './request-headers.js';
 import { expandEnv, type ProviderFormat, type ProxyConfig } from '../config/proxy-schema.js';
 import type { Result } from '../result.js';
 import { digestKey, type KeyDigest } from './auth.js';
-import type { Origin } from './upstream.js';
+import { DEFAULT_KEEP_ALIVE_MS, type Origin } from './upstream.js';
 
 /** Why a provider's `api_key` cannot be sent. */
 export type KeyProblem =
@@ -33,6 +33,8 @@ export interface Provider {
   credential: Credential | null;
   timeoutMs: number;
   timeoutSeconds: number;
+  /** How long an idle connection to it is kept for the next request (`keep_alive`); 0: one connection per request. */
+  keepAliveMs: number;
 }
 
 /** Where a provider is: a fixed URL, or the local end of a tunnel, looked up on every request so that it follows edits. */
@@ -122,6 +124,7 @@ export function compile(config: ProxyConfig, env: NodeJS.ProcessEnv): Runtime {
       credential: key.ok && key.value !== null ? ({ name: 'authorization', value: `Bearer ${key.value}` } as const) : null,
       timeoutMs: Math.round(seconds * 1000),
       timeoutSeconds: seconds,
+      keepAliveMs: p.keep_alive === undefined ? DEFAULT_KEEP_ALIVE_MS : Math.round(p.keep_alive * 1000),
     };
     if (p.tunnel !== undefined) {
       const basePath = (p.path ?? '/v1').replace(/\/+$/, '');

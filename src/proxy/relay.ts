@@ -51,6 +51,7 @@ export class Relay implements ExchangeSink {
         path: `${f.provider.basePath}${f.endpoint ?? '/chat/completions'}${q === -1 ? '' : url.slice(q)}`,
         headers: upstreamRequestHeaders(f.req, f.requestId, f.provider.credential, f.forwarded, f.contentType),
         body: f.payload,
+        keepAliveMs: f.provider.keepAliveMs,
       },
       this,
     );

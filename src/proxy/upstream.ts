@@ -26,6 +26,8 @@ export interface UpstreamCall {
   /** `[name, value, …]`, lower-case names, each once; the call takes the list over (content-length is appended to it). */
   headers: string[];
   body: Buffer | null;
+  /** How long the connection is kept idle afterwards (the provider's `keep_alive`); 0: closed after this request. */
+  keepAliveMs: number;
 }
 
 /** Why an exchange failed. `answered`: the status line had arrived (so the client may have it already). */
@@ -58,15 +60,17 @@ export interface UpstreamPool {
 }
 
 /**
- * How long an idle connection is kept. Shorter than the shortest idle timeout of the
- * servers providers run on: uvicorn (vLLM, SGLang, llama-cpp-python) closes after 5 s
+ * How long an idle connection is kept unless the provider's `keep_alive` says
+ * otherwise. Shorter than the idle timeout of the servers providers usually run on:
+ * uvicorn (vLLM, SGLang, llama-cpp-python) and llama.cpp's server close after 5 s
  * without saying so in a `Keep-Alive` header. Kept longer, a request sent as the
  * server closes the connection meets the close, and since a POST may have reached the
  * server, it cannot be sent again: the client would get a 502. Closing first costs a
- * new connection after 4 s idle. A server that announces its own timeout
- * (`Keep-Alive: timeout=N`, as Node's does) is trusted for up to N - 1 s.
+ * new connection after 4 s idle. Servers with a shorter limit (gunicorn's workers
+ * close after 2 s) need a shorter `keep_alive`. A server that announces its own
+ * timeout (`Keep-Alive: timeout=N`, as Node's does) is trusted for up to N - 1 s.
  */
-const KEEP_ALIVE_MS = 4_000;
+export const DEFAULT_KEEP_ALIVE_MS = 4_000;
 const KEEP_ALIVE_THRESHOLD_MS = 1_000;
 
 /**
@@ -93,19 +97,29 @@ function appendLength(headers: string[], length: number): string[] {
 
 /** `ca`: extra trusted certificates for https providers (tests use a self-signed one); the system's CAs otherwise. */
 export function createUpstreamPool(options: { ca?: string | Buffer } = {}): UpstreamPool {
-  const agent = new Agent({
-    keepAliveTimeout: KEEP_ALIVE_MS,
-    keepAliveTimeoutThreshold: KEEP_ALIVE_THRESHOLD_MS,
-    // Streams last as long as the upstream keeps talking; the caller's timer bounds them.
-    headersTimeout: 0,
-    bodyTimeout: 0,
-    pipelining: 1,
-    connect: { noDelay: true, keepAlive: true, keepAliveInitialDelay: 1000, ...(options.ca ? { ca: options.ca } : {}) },
-  });
+  // One dispatcher per keep-alive time in use (keep-alive is a connection pool's
+  // setting in undici): nearly always just the default's.
+  const agents = new Map<number, Agent>();
+  const agentFor = (keepAliveMs: number): Agent => {
+    let agent = agents.get(keepAliveMs);
+    if (agent === undefined) {
+      agent = new Agent({
+        keepAliveTimeout: Math.max(keepAliveMs, 1),
+        keepAliveTimeoutThreshold: KEEP_ALIVE_THRESHOLD_MS,
+        // Streams last as long as the upstream keeps talking; the caller's timer bounds them.
+        headersTimeout: 0,
+        bodyTimeout: 0,
+        pipelining: 1,
+        connect: { noDelay: true, keepAlive: true, keepAliveInitialDelay: 1000, ...(options.ca ? { ca: options.ca } : {}) },
+      });
+      agents.set(keepAliveMs, agent);
+    }
+    return agent;
+  };
 
   function request(origin: Origin, call: UpstreamCall, sink: ExchangeSink): Exchange {
     const exchange = new UndiciExchange(sink);
-    agent.dispatch(
+    agentFor(call.keepAliveMs).dispatch(
       {
         origin: `${origin.protocol}//${origin.host}`,
         path: call.path,
@@ -115,6 +129,8 @@ export function createUpstreamPool(options: { ca?: string | Buffer } = {}): Upst
         // A POST is never sent twice: undici moves a request to a new connection only
         // when none of it was written on the old one.
         idempotent: call.method === 'GET',
+        // keep_alive 0: `connection: close`, and the connection is not reused.
+        reset: call.keepAliveMs === 0,
       },
       exchange,
     );
@@ -124,7 +140,7 @@ export function createUpstreamPool(options: { ca?: string | Buffer } = {}): Upst
   return {
     request,
     close() {
-      void agent.close().catch(() => undefined);
+      for (const agent of agents.values()) void agent.close().catch(() => undefined);
     },
   };
 }

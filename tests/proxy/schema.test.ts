@@ -34,6 +34,9 @@ describe('proxySchema', () => {
     [{ providers: { a: { base_url: 'http://x/v1?q=1' } } }, ['providers', 'a', 'base_url']],
     [{ providers: { a: { base_url: 'http://x/v1', api_key: 5 } } }, ['providers', 'a', 'api_key']],
     [{ providers: { a: { base_url: 'http://x/v1', timeout: -1 } } }, ['providers', 'a', 'timeout']],
+    [{ providers: { a: { base_url: 'http://x/v1', keep_alive: -1 } } }, ['providers', 'a', 'keep_alive']],
+    [{ providers: { a: { base_url: 'http://x/v1', keep_alive: '4s' } } }, ['providers', 'a', 'keep_alive']],
+    [{ providers: { a: { base_url: 'http://x/v1', keep_alive: 601 } } }, ['providers', 'a', 'keep_alive']],
     [{ providers: [] }, ['providers']],
   ])('rejects %j at %j', (value, path) => {
     const r = proxySchema.safeParse(value);

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { createUpstreamPool, type Origin, type UpstreamFailure, type UpstreamPool } from '../../src/proxy/upstream.js';
+import { createUpstreamPool, DEFAULT_KEEP_ALIVE_MS, type Origin, type UpstreamFailure, type UpstreamPool } from '../../src/proxy/upstream.js';
 import { startProxyServer } from '../../src/proxy/index.js';
 import { proxySchema } from '../../src/config/proxy-schema.js';
 import { call, chat, startHarness } from './harness.js';
@@ -82,7 +82,7 @@ function get(pool: UpstreamPool, origin: Origin): Promise<Outcome> {
     const out: Outcome = { status: 0, body: '', failure: null };
     pool.request(
       origin,
-      { method: 'POST', path: '/v1/chat/completions', headers: ['content-type', 'application/json'], body: Buffer.from('{}') },
+      { method: 'POST', path: '/v1/chat/completions', headers: ['content-type', 'application/json'], body: Buffer.from('{}'), keepAliveMs: DEFAULT_KEEP_ALIVE_MS },
       {
         head: (status) => void (out.status = status),
         data: (c) => void (out.body += c.toString()),
@@ -186,7 +186,7 @@ describe('the upstream client', () => {
 
   it('closes the connection when the exchange is aborted', async () => {
     const { server, pool } = await withServer(() => {});
-    const exchange = pool.request(origin(server.port), { method: 'GET', path: '/v1/models', headers: [], body: null }, { head() {}, data() {}, end() {}, fail() {} });
+    const exchange = pool.request(origin(server.port), { method: 'GET', path: '/v1/models', headers: [], body: null, keepAliveMs: DEFAULT_KEEP_ALIVE_MS }, { head() {}, data() {}, end() {}, fail() {} });
     for (let i = 0; i < 200 && server.heads.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
     exchange.abort();
     for (let i = 0; i < 200 && server.closed < server.connections; i++) await new Promise((r) => setTimeout(r, 10));
@@ -264,9 +264,9 @@ describe('the proxy in front of odd upstreams', () => {
 });
 
 /** A mock provider with uvicorn's idle close, and the proxy in front of it over kept-alive connections. */
-async function uvicornLike(options: MockOptions) {
+async function uvicornLike(options: MockOptions, provider: Record<string, unknown> = {}) {
   const mock = await startMockUpstream(options);
-  const proxy = await startProxyServer({ host: '127.0.0.1', port: 0, deps: { getConfig: () => proxySchema.parse({ providers: { uv: { base_url: mock.baseUrl } } }) } });
+  const proxy = await startProxyServer({ host: '127.0.0.1', port: 0, deps: { getConfig: () => proxySchema.parse({ providers: { uv: { base_url: mock.baseUrl, ...provider } } }) } });
   return {
     mock,
     url: `http://127.0.0.1:${proxy.port}`,
@@ -309,6 +309,49 @@ describe('providers that close idle connections (uvicorn: 5 s, no Keep-Alive hea
       expect(u.mock.received.filter((x) => x.json?.model === 'second').length).toBeLessThanOrEqual(1);
       // The next request gets a fresh connection and is answered.
       expect((await call(u.url, { body: chat('uv:third') })).status).toBe(200);
+    } finally {
+      await u.close();
+    }
+  });
+});
+
+describe('keep_alive: providers that close idle connections sooner (gunicorn\'s workers: 2 s)', () => {
+  // The provider closes after 2 s idle; a request on a connection idle 1.6 s or more meets that close.
+  const gunicorn = { idleCloseMs: 2000, raceAfterMs: 1600 };
+
+  it('with the default (4 s), a request after 1.85 s idle meets the close: why the setting exists', async () => {
+    const u = await uvicornLike(gunicorn);
+    try {
+      expect((await call(u.url, { body: chat('uv:first') })).status).toBe(200);
+      await sleep(1850);
+      expect((await call(u.url, { body: chat('uv:second') })).status).toBe(502);
+      expect(u.mock.raced).toBe(1);
+    } finally {
+      await u.close();
+    }
+  });
+
+  it('keep_alive: 1.5 closes first, so the same request gets its answer', async () => {
+    const u = await uvicornLike(gunicorn, { keep_alive: 1.5 });
+    try {
+      expect((await call(u.url, { body: chat('uv:first') })).status).toBe(200);
+      await sleep(1850);
+      const r = await call(u.url, { body: chat('uv:second') });
+      expect(r.status).toBe(200);
+      expect(r.json.model).toBe('second');
+      expect(u.mock.raced).toBe(0);
+    } finally {
+      await u.close();
+    }
+  });
+
+  it('keep_alive: 0 sends every request on a new connection, with connection: close', async () => {
+    // Every request on a reused connection would meet the close at once.
+    const u = await uvicornLike({ raceAfterMs: 0 }, { keep_alive: 0 });
+    try {
+      for (const model of ['uv:a', 'uv:b', 'uv:c']) expect((await call(u.url, { body: chat(model) })).status).toBe(200);
+      expect(u.mock.raced).toBe(0);
+      expect(u.mock.received.map((r) => r.headers.connection)).toEqual(['close', 'close', 'close']);
     } finally {
       await u.close();
     }
