@@ -3,10 +3,11 @@ import { withModel } from './chat-request.js';
 import type { TunnelLookup } from './deps.js';
 import type { Endpoint } from './endpoints.js';
 import { sendError, type ProxyError } from './errors.js';
-import { forwardChat, type FallbackReason, type Forward } from './forward.js';
+import type { FallbackReason, Forward } from './forward.js';
 import type { Observation } from './observe.js';
 import { describeKeyProblem, type Provider, type Runtime, type Target } from './providers.js';
 import type { Rests } from './rest.js';
+import { forwardChat } from './relay.js';
 import { locate } from './routing.js';
 import type { UpstreamPool } from './upstream.js';
 

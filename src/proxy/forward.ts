@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorFamily } from './errors.js';
 import type { Provider } from './providers.js';
-import { Relay } from './relay.js';
 import type { UpstreamPool } from './upstream.js';
 
 /** Why a provider could not serve a request, seen before anything reached the client. */
@@ -44,26 +43,3 @@ export interface Forward {
   tunnelHint(): string;
   log?(entry: Record<string, unknown>): void;
 }
-
-/**
- * Relays one request to its provider and the answer back, as it arrives.
- *
- *   waiting ──upstream head──▶ relaying ──upstream end──▶ done
- *     │ timeout ▶ 504            │ gap timeout, upstream died ▶ final SSE error event
- *     │ unreachable ▶ 502        │   (or a cut connection when the body is not SSE)
- *     └──────── client closed (any state) ▶ upstream exchange aborted ▶ done
- *
- * One timer serves both timeouts: armed when the request leaves; the head and every
- * chunk note the time, and a timer that fires after such a note is armed again for
- * what is left, so a stream that keeps flowing is never cut (and a chunk costs a
- * clock read rather than a timer update).
- *
- * While relaying, the body goes through up to three steps: a decoder when the
- * provider compressed it anyway, then either the SSE framer (only whole events reach
- * the client) or, for an error answer while a key is in use, a buffer that is
- * scrubbed of the key once complete.
- */
-export function forwardChat(f: Forward): void {
-  new Relay(f).start();
-}
-

@@ -1,4 +1,4 @@
-import { forwardedNames } from './request-headers.js';
+import { forwardedNames, type Credential } from './request-headers.js';
 import { expandEnv, type ProviderFormat, type ProxyConfig } from '../config/proxy-schema.js';
 import type { Result } from '../result.js';
 import { digestKey, type KeyDigest } from './auth.js';
@@ -9,12 +9,6 @@ export type KeyProblem =
   | { reason: 'unset_variable'; variable: string }
   /** The expanded key holds a line break or another character an HTTP header cannot carry. */
   | { reason: 'not_header_safe' };
-
-/** A request header that carries the provider's key. */
-export interface Credential {
-  name: 'authorization' | 'x-api-key';
-  value: string;
-}
 
 /** One provider, ready to send requests to. */
 export interface Provider {

@@ -1,13 +1,34 @@
 import { bodyEncoding, createBodyDecoder, type BodyDecoder } from './body-decoder.js';
 import { sendError, sseErrorEvent, timeoutError, type ProxyError } from './errors.js';
 import type { Forward } from './forward.js';
+import { HeldError } from './held-error.js';
 import { upstreamRequestHeaders } from './request-headers.js';
 import { clientHeaders, relayHeaders } from './response-headers.js';
 import { createSseFrames, type SseFrames } from './sse-frames.js';
 import type { Exchange, ExchangeSink, UpstreamFailure } from './upstream.js';
 
-// Error bodies are buffered (to scrub the upstream key from them) only up to this size.
-const MAX_SCRUBBED_ERROR_BYTES = 1024 * 1024;
+
+/**
+ * Relays one request to its provider and the answer back, as it arrives.
+ *
+ *   waiting ──upstream head──▶ relaying ──upstream end──▶ done
+ *     │ timeout ▶ 504            │ gap timeout, upstream died ▶ final SSE error event
+ *     │ unreachable ▶ 502        │   (or a cut connection when the body is not SSE)
+ *     └──────── client closed (any state) ▶ upstream exchange aborted ▶ done
+ *
+ * One timer serves both timeouts: armed when the request leaves; the head and every
+ * chunk note the time, and a timer that fires after such a note is armed again for
+ * what is left, so a stream that keeps flowing is never cut (and a chunk costs a
+ * clock read rather than a timer update).
+ *
+ * While relaying, the body goes through up to three steps: a decoder when the
+ * provider compressed it anyway, then either the SSE framer (only whole events reach
+ * the client) or, for an error answer while a key is in use, a buffer that is
+ * scrubbed of the key once complete.
+ */
+export function forwardChat(f: Forward): void {
+  new Relay(f).start();
+}
 
 /**
  * The state of one relay. A class rather than a closure per step: it is itself the
@@ -28,7 +49,7 @@ export class Relay implements ExchangeSink {
   // a body that arrives whole in one piece leaves with the head in one `end`.
   private whole = -1;
   // An error answer held back until complete, so that the upstream key can be blanked out of it.
-  private held: { status: number; rawHeaders: string[]; chunks: Buffer[]; size: number } | null = null;
+  private held: HeldError | null = null;
   private readonly started = Date.now();
   // The last sign of life from the upstream (or of a reader that was blocked), for the timer.
   private lastActivity = this.started;
@@ -89,7 +110,7 @@ export class Relay implements ExchangeSink {
         sendError(res, requestId, { status: 502, type: 'upstream_error', code: 'upstream_undecodable', message: `provider "${provider.prefix}" answered ${status} with a body in content-encoding "${encoding.name}", which the proxy cannot check for its key` }, false, f.family);
         return;
       }
-      this.held = { status, rawHeaders, chunks: [], size: 0 };
+      this.held = new HeldError(status, rawHeaders);
       return;
     }
     this.appendable = encoding.kind !== 'opaque' && contentType !== undefined && /^\s*text\/event-stream/i.test(contentType);
@@ -111,12 +132,7 @@ export class Relay implements ExchangeSink {
   /** A piece of the body as plain (decoded) bytes. */
   private onPlain(chunk: Buffer): void {
     if (this.state !== 'relaying') return;
-    const held = this.held;
-    if (held !== null) {
-      held.size += chunk.length;
-      if (held.size <= MAX_SCRUBBED_ERROR_BYTES) held.chunks.push(chunk);
-      return;
-    }
+    if (this.held !== null) return this.held.push(chunk);
     const out = this.frames === null ? chunk : this.frames.push(chunk);
     if (out !== null) this.write(out);
   }
@@ -164,10 +180,7 @@ export class Relay implements ExchangeSink {
       res.end(rest ?? undefined);
       return;
     }
-    // The error body may quote our key back (some APIs echo the header they rejected).
-    const key = provider.key.ok ? provider.key.value : null;
-    let body = Buffer.concat(held.chunks);
-    if (key !== null && held.size <= MAX_SCRUBBED_ERROR_BYTES && body.includes(key)) body = Buffer.from(body.toString('utf8').replaceAll(key, '***'));
+    const body = held.scrubbed(provider.key.ok ? provider.key.value : null);
     res.writeHead(held.status, [...clientHeaders(held.rawHeaders, requestId, true), 'content-length', String(body.length)]);
     f.observer.tap(body);
     res.end(body);

@@ -1,5 +1,10 @@
 import type { IncomingMessage } from 'node:http';
-import type { Credential } from './providers.js';
+
+/** A request header that carries the provider's key. */
+export interface Credential {
+  name: 'authorization' | 'x-api-key';
+  value: string;
+}
 
 /**
  * Which client request headers reach the provider. Only named ones: routing and
