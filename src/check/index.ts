@@ -1,7 +1,7 @@
 import { userInfo, homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { existsSync } from 'node:fs';
-import { entryIndexOf } from '../config/isolation.js';
+import { entryIndexOf } from '../config/tree.js';
 import { formatProblem as formatConfigProblem, loadConfigFile } from '../config/load.js';
 import type { CheckProblem, CheckReport } from './report.js';
 import type { DirectionMode } from '../tunnel/spec.js';

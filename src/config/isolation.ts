@@ -1,7 +1,7 @@
 import { isMap } from 'yaml';
 import { fieldsOf, identityOf } from './identity.js';
 import type { ReadDocument } from './schema.js';
-import type { Tree } from './tree.js';
+import { entryIndexOf, type Tree } from './tree.js';
 import type { ConfigProblem, LoadResult, RejectedEntry } from './types.js';
 
 /**
@@ -10,14 +10,6 @@ import type { ConfigProblem, LoadResult, RejectedEntry } from './types.js';
  * itself, the top level, the shared ssh_options); only the last kind leaves nothing
  * usable. Which of the usable parts run is the daemon's decision, not the loader's.
  */
-
-const ENTRY = /^tunnels\[(\d+)\]/;
-
-/** The index of the entry a problem is about, or null for a problem outside `tunnels:` entries. */
-export function entryIndexOf(field: string): number | null {
-  const m = ENTRY.exec(field);
-  return m ? Number(m[1]) : null;
-}
 
 const isProxyField = (field: string) => field === 'proxy' || field.startsWith('proxy.') || field.startsWith('proxy[');
 

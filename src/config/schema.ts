@@ -3,8 +3,7 @@ import type { DirectionMode } from '../tunnel/spec.js';
 import { checkConflicts } from './conflicts.js';
 import { readProxy } from './proxy-section.js';
 import { readSshOptions } from './ssh-options-map.js';
-import { describe, keyText, quote, type Tree } from './tree.js';
-import { entryIndexOf } from './isolation.js';
+import { describe, entryIndexOf, keyText, quote, type Tree } from './tree.js';
 import { readTunnel, type TunnelEntry } from './tunnel-entry.js';
 import type { ProxyConfig } from './proxy-schema.js';
 

@@ -111,3 +111,11 @@ export function child(path: string, key: string): string {
   if (path === '') return seg;
   return seg.startsWith('[') ? `${path}${seg}` : `${path}.${seg}`;
 }
+
+const ENTRY = /^tunnels\[(\d+)\]/;
+
+/** The index of the entry a field path (`tunnels[3].remote_port`) is about, or null for one outside `tunnels:` entries. */
+export function entryIndexOf(field: string): number | null {
+  const m = ENTRY.exec(field);
+  return m ? Number(m[1]) : null;
+}
