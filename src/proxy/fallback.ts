@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { withModel } from './chat-request.js';
+import { withModel } from './model-field.js';
 import type { TunnelLookup } from './deps.js';
 import type { Endpoint } from './endpoints.js';
 import { sendError, type ProxyError } from './errors.js';

@@ -1,6 +1,6 @@
 import type { ProviderFormat } from '../config/proxy-schema.js';
 import type { Result } from '../result.js';
-import { splitModel } from './chat-request.js';
+import { splitModel } from './model-field.js';
 import type { TunnelLookup } from './deps.js';
 import type { ProxyError } from './errors.js';
 import { withCredentialFor, type Provider, type ProviderEntry, type Runtime, type Target } from './providers.js';

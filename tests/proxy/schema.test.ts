@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { expandEnv, proxySchema } from '../../src/config/proxy-schema.js';
-import { parseChatRequest, splitModel } from '../../src/proxy/chat-request.js';
+import { ENDPOINTS, parseModelRequest } from '../../src/proxy/endpoints.js';
+import { splitModel, withModel } from '../../src/proxy/model-field.js';
 
 describe('proxySchema', () => {
   it('fills defaults and keeps unknown keys', () => {
@@ -86,8 +87,10 @@ describe('model names', () => {
   });
 
   it('reach the upstream bare, every other field untouched', () => {
-    const r = parseChatRequest(Buffer.from('{"model":"p:a:b","messages":[{"role":"user","content":"hi"}],"n":2}'));
-    expect(r.ok && r.value.payload.toString()).toBe('{"model":"a:b","messages":[{"role":"user","content":"hi"}],"n":2}');
-    expect(r.ok && [r.value.prefix, r.value.model]).toEqual(['p', 'a:b']);
+    const r = parseModelRequest(ENDPOINTS[0]!, Buffer.from('{"model":"p:a:b","messages":[{"role":"user","content":"hi"}],"n":2}'));
+    expect(r.ok && r.value.model).toBe('p:a:b');
+    const split = splitModel(r.ok ? r.value.model : '')!;
+    expect(split).toEqual({ prefix: 'p', model: 'a:b' });
+    expect(withModel(r.ok ? r.value.bytes : Buffer.alloc(0), split.model).toString()).toBe('{"model":"a:b","messages":[{"role":"user","content":"hi"}],"n":2}');
   });
 });
