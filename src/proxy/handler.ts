@@ -36,6 +36,13 @@ export interface ProxyRoutes {
   close(): void;
 }
 
+/** One request to an endpoint, once `begin` let it through. */
+interface Incoming extends Begun {
+  req: IncomingMessage;
+  res: ServerResponse;
+  endpoint: Endpoint;
+}
+
 /** What every route does first: id, record, CORS, method, key. Null when it already answered. */
 interface Begun {
   requestId: string;
@@ -89,67 +96,69 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
 
   const shared: Shared = { pool, rests, tunnel: deps.tunnel, tunnelHint, log: deps.log };
 
+  /** The targets of `model` that take the endpoint's format, or null after answering why there are none. */
+  function fitting(r: Incoming, model: string): readonly Target[] | null {
+    const { runtime, endpoint } = r;
+    r.obs.model = model;
+    const targets = targetsFor(model, runtime);
+    if (!targets.ok) {
+      sendError(r.res, r.requestId, targets.error, false, endpoint.family);
+      return null;
+    }
+    // No format translation: only targets that speak the endpoint's format are tried.
+    const fits = (t: Target): boolean => runtime.providers.get(t.prefix)?.formats.includes(endpoint.format) ?? true;
+    const fit = targets.value.every(fits) ? targets.value : targets.value.filter(fits);
+    if (fit.length === 0) {
+      const first = runtime.providers.get(targets.value[0]!.prefix)!;
+      r.obs.provider = first.prefix;
+      sendError(r.res, r.requestId, formatMismatch(`/v1${endpoint.path}`, endpoint.format, first), false, endpoint.family);
+      return null;
+    }
+    return fit;
+  }
+
+  /** A whole (decompressed) body: checked, then sent to the targets of its model. */
+  function route(r: Incoming, body: Buffer): void {
+    if (r.endpoint.body === 'multipart') {
+      readForm(body, r.req.headers['content-type'], (form) => (form.ok ? routeForm(r, form.value) : sendError(r.res, r.requestId, form.error, false, r.endpoint.family)));
+      return;
+    }
+    const parsed = parseModelRequest(r.endpoint, body);
+    if (!parsed.ok) return sendError(r.res, r.requestId, parsed.error, false, r.endpoint.family);
+    const fit = fitting(r, parsed.value.model);
+    if (fit !== null) sendToTargets(shared, { req: r.req, res: r.res, requestId: r.requestId, endpoint: r.endpoint, runtime: r.runtime, targets: fit, body: parsed.value.bytes, obs: r.obs });
+  }
+
+  function routeForm(r: Incoming, form: Form): void {
+    const fit = fitting(r, form.model);
+    if (fit === null) return;
+    // Every target's form is written before the first is tried: the walk over the targets stays synchronous.
+    const models = [...new Set(fit.map((t) => t.model))];
+    void Promise.all(models.map((m) => writeForm(form, m))).then((written) => {
+      const forms = new Map(models.map((m, i) => [m, written[i]!]));
+      sendToTargets(shared, { ...r, targets: fit, body: Buffer.alloc(0), forms });
+    });
+  }
+
   const forward = (endpoint: Endpoint): NodeHandler => (req, res) => {
     const begun = begin(req, res, endpoint.path, 'POST', endpoint.family);
     if (begun === null) return;
-    const { requestId, runtime, obs } = begun;
+    const r: Incoming = { req, res, endpoint, requestId: begun.requestId, runtime: begun.runtime, obs: begun.obs };
     const limit = deps.maxBodyBytes ?? endpoint.maxBytes ?? DEFAULT_MAX_BODY_BYTES;
     readBody(req, limit, (body) => {
       if (!Buffer.isBuffer(body)) {
         if (body.reason === 'too_large') {
-          sendError(res, requestId, { status: 413, type: 'invalid_request_error', code: 'request_too_large', message: `the request body is larger than ${body.limit} bytes` }, false, endpoint.family);
+          sendError(res, r.requestId, { status: 413, type: 'invalid_request_error', code: 'request_too_large', message: `the request body is larger than ${body.limit} bytes` }, false, endpoint.family);
           discardRest(req, body.limit);
         } else {
-          deps.log?.({ event: 'proxy_client_closed', request_id: requestId, stage: 'reading_request' });
+          deps.log?.({ event: 'proxy_client_closed', request_id: r.requestId, stage: 'reading_request' });
         }
         return;
       }
       const encoding = req.headers['content-encoding'];
-      if (encoding === undefined) return route(body);
-      decodeRequestBody(body, encoding, limit, (decoded) => (decoded.ok ? route(decoded.value) : sendError(res, requestId, decoded.error, false, endpoint.family)));
+      if (encoding === undefined) return route(r, body);
+      decodeRequestBody(body, encoding, limit, (decoded) => (decoded.ok ? route(r, decoded.value) : sendError(res, r.requestId, decoded.error, false, endpoint.family)));
     });
-
-    function route(body: Buffer): void {
-      if (endpoint.body === 'multipart') {
-        readForm(body, req.headers['content-type'], (form) => (form.ok ? routeForm(form.value) : sendError(res, requestId, form.error, false, endpoint.family)));
-        return;
-      }
-      const parsed = parseModelRequest(endpoint, body);
-      if (!parsed.ok) return sendError(res, requestId, parsed.error, false, endpoint.family);
-      const fit = fitting(parsed.value.model);
-      if (fit !== null) sendToTargets(shared, { req, res, requestId, endpoint, runtime, targets: fit, body: parsed.value.bytes, obs });
-    }
-
-    function routeForm(form: Form): void {
-      const fit = fitting(form.model);
-      if (fit === null) return;
-      // Every target's form is written before the first is tried: the walk over the targets stays synchronous.
-      const models = [...new Set(fit.map((t) => t.model))];
-      void Promise.all(models.map((m) => writeForm(form, m))).then((written) => {
-        const forms = new Map(models.map((m, i) => [m, written[i]!]));
-        sendToTargets(shared, { req, res, requestId, endpoint, runtime, targets: fit, body: Buffer.alloc(0), forms, obs });
-      });
-    }
-
-    /** The targets of `model` that take the endpoint's format, or null after answering why there are none. */
-    function fitting(model: string): readonly Target[] | null {
-      obs.model = model;
-      const targets = targetsFor(model, runtime);
-      if (!targets.ok) {
-        sendError(res, requestId, targets.error, false, endpoint.family);
-        return null;
-      }
-      // No format translation: only targets that speak the endpoint's format are tried.
-      const fits = (t: Target): boolean => runtime.providers.get(t.prefix)?.formats.includes(endpoint.format) ?? true;
-      const fit = targets.value.every(fits) ? targets.value : targets.value.filter(fits);
-      if (fit.length === 0) {
-        const first = runtime.providers.get(targets.value[0]!.prefix)!;
-        obs.provider = first.prefix;
-        sendError(res, requestId, formatMismatch(`/v1${endpoint.path}`, endpoint.format, first), false, endpoint.family);
-        return null;
-      }
-      return fit;
-    }
   };
 
   const answerJson = (req: IncomingMessage, res: ServerResponse, requestId: string, value: unknown): void => {
