@@ -9,7 +9,7 @@ import tseslint from 'typescript-eslint';
 const NODE_GLOBALS = Object.fromEntries(
   [
     'process', 'console', 'Buffer', 'URL', 'URLSearchParams', 'setTimeout', 'clearTimeout', 'setInterval',
-    'clearInterval', 'setImmediate', 'clearImmediate', 'queueMicrotask', 'structuredClone', 'fetch', 'Response',
+    'clearInterval', 'setImmediate', 'clearImmediate', 'queueMicrotask', 'structuredClone', 'fetch', 'Response', 'FormData', 'Blob',
     'Request', 'Headers', 'AbortController', 'AbortSignal', 'TextEncoder', 'TextDecoder', 'performance', 'WebSocket',
     'EventSource', 'globalThis',
   ].map((name) => [name, 'readonly']),

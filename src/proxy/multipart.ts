@@ -1,15 +1,18 @@
 import busboy from 'busboy';
+import { MIMEType } from 'node:util';
 import { err, ok, type Result } from '../result.js';
 import type { ProxyError } from './errors.js';
 
 /**
  * Multipart request bodies: the uploads of audio transcription and translation
  * (`audio.transcriptions.create` sends the audio file and `model` as form fields).
- * Read with busboy; each target gets the form written out again by the platform's
- * FormData, with `model` replaced and every other part (names, values, files, file
- * names, content types) the same and in the same order. Unlike a JSON body, the model
- * cannot be spliced into the client's bytes: the form's boundary and part headers are
- * the writer's to choose.
+ * Read with busboy, which checks the whole form. Each target gets the client's bytes
+ * with the value of the `model` part replaced, like a JSON body: the parts are
+ * delimited by the boundary (which the content never holds, RFC 2046), busboy reports
+ * them in the same order, and the splice is made only where the bytes after the
+ * `model` part's headers are exactly the value busboy read. Any form where that does
+ * not hold (a part busboy skips, a value in another charset) is written out again by
+ * the platform's FormData instead, with every part the same and in the same order.
  */
 export type FormPart =
   | { kind: 'field'; name: string; value: string }
@@ -19,6 +22,10 @@ export type FormPart =
 export interface Form {
   parts: FormPart[];
   model: string;
+  /** The body as received, its content type, and where the `model` value lies in it (null: it is written out again instead). */
+  bytes: Buffer;
+  contentType: string;
+  modelAt: { start: number; end: number } | null;
 }
 
 const bad = (message: string, param: string | null = null): Result<never, ProxyError> => err({ status: 400, type: 'invalid_request_error', code: 'invalid_request', message, param });
@@ -57,13 +64,52 @@ export function readForm(bytes: Buffer, contentType: string | undefined, done: (
     if (model === undefined) return settle(bad('missing required form field "model" (expected "<prefix>:<model_name>" or an alias)', 'model'));
     if (models.length > 1) return settle(bad(`the form field "model" is given ${models.length} times; give it once`, 'model'));
     if (model.kind !== 'field' || model.value === '') return settle(bad('the form field "model" must be a non-empty text field "<prefix>:<model_name>" or an alias', 'model'));
-    settle(ok({ parts, model: model.value }));
+    settle(ok({ parts, model: model.value, bytes, contentType, modelAt: valueAt(bytes, contentType, parts.indexOf(model), parts.length, model.value) }));
   });
   parser.end(bytes);
 }
 
+const CRLF2 = Buffer.from('\r\n\r\n');
+
+/**
+ * Where the value of the `index`-th of `count` parts lies in `bytes`, if the body has
+ * exactly `count` parts and that one's content is exactly `value`'s UTF-8; else null.
+ */
+function valueAt(bytes: Buffer, contentType: string, index: number, count: number, value: string): { start: number; end: number } | null {
+  let boundary: string | undefined;
+  try {
+    boundary = new MIMEType(contentType).params.get('boundary') ?? undefined;
+  } catch {
+    return null;
+  }
+  if (boundary === undefined) return null;
+  // A delimiter is CRLF, "--" and the boundary; the first one may open the body without its CRLF.
+  const delimiter = Buffer.from(`\r\n--${boundary}`);
+  let at = bytes.subarray(0, delimiter.length - 2).equals(delimiter.subarray(2)) ? 0 : bytes.indexOf(delimiter);
+  let found: { start: number; end: number } | null = null;
+  let parts = 0;
+  for (; at !== -1; parts++) {
+    const next = bytes.indexOf(delimiter, at + delimiter.length - 2);
+    // The last delimiter (`--boundary--`) closes the last part.
+    if (next === -1) break;
+    if (parts === index) {
+      const headersEnd = bytes.indexOf(CRLF2, at + delimiter.length - 2);
+      if (headersEnd === -1 || headersEnd > next) return null;
+      found = { start: headersEnd + CRLF2.length, end: next };
+    }
+    at = next;
+  }
+  if (found === null || parts !== count || !bytes.subarray(found.start, found.end).equals(Buffer.from(value, 'utf8'))) return null;
+  return found;
+}
+
 /** The form as a target gets it: `model` replaced, everything else as the client sent it. */
 export async function writeForm(form: Form, model: string): Promise<{ bytes: Buffer; contentType: string }> {
+  const at = form.modelAt;
+  if (at !== null) {
+    const bytes = Buffer.concat([form.bytes.subarray(0, at.start), Buffer.from(model, 'utf8'), form.bytes.subarray(at.end)]);
+    return { bytes, contentType: form.contentType };
+  }
   const out = new FormData();
   for (const p of form.parts) {
     if (p.kind === 'field') out.append(p.name, p.name === 'model' ? model : p.value);

@@ -5,7 +5,7 @@
 // client byte for byte, and an upload's file reaches the provider byte for byte.
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness, type Listener } from './harness.js';
+import { call, startHarness, type Harness, type Listener } from './harness.js';
 import { AUDIO } from './mock-formats.js';
 import { deadPort } from './mock-upstream.js';
 
@@ -100,6 +100,19 @@ describe.each<Listener>(['proxy', 'daemon'])('more endpoints through the %s list
       expect(got.file.name).toBe('clip.mp3');
       expect(got.file.type).toBe('audio/mpeg');
       expect(got.bytes).toEqual(AUDIO);
+    });
+
+    it('the provider gets the client\'s bytes with only the model replaced', async () => {
+      const form = new FormData();
+      form.append('model', 'gpu:whisper-large-v3');
+      form.append('file', new Blob([AUDIO], { type: 'audio/mpeg' }), 'clip.mp3');
+      const encoded = new Response(form);
+      const bytes = Buffer.from(await encoded.arrayBuffer());
+      const type = encoded.headers.get('content-type')!;
+      const r = await call(h.url, { path: '/v1/audio/transcriptions', body: bytes, headers: { 'content-type': type, authorization: `Bearer ${KEY}` } });
+      expect(r.status).toBe(200);
+      expect(last().headers['content-type']).toBe(type);
+      expect(last().bytes.equals(Buffer.from(bytes.toString('latin1').replace('gpu:whisper-large-v3', 'whisper-large-v3'), 'latin1'))).toBe(true);
     });
 
     it('every response_format, and a streamed transcription', async () => {
