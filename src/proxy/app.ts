@@ -27,7 +27,7 @@ const INTERNAL: ProxyError = { status: 500, type: 'server_error', code: 'interna
  * The proxy as a Hono sub-app, for `app.route('/v1', createProxyApp(deps))` on a
  * server run by @hono/node-server. The routes work on the node request and response
  * that the adapter passes in `c.env` (the body is streamed both ways and never
- * turned into Web streams); `createProxyHandler` does the same without Hono in
+ * turned into Web streams); `createProxyHandler` (serve.ts) does the same without Hono in
  * between.
  */
 export function createProxyApp(deps: ProxyDeps): ProxyApp {

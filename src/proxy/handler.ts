@@ -1,15 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { bearerMatches, clientAuthorization } from './auth.js';
+import { createAdmission, type Admitted } from './admission.js';
 import { readBody } from './body.js';
 import { applyCors } from './cors.js';
 import { DEFAULT_MAX_BODY_BYTES, type ProxyDeps } from './deps.js';
 import { ENDPOINTS, parseModelRequest, type Endpoint } from './endpoints.js';
-import { sendError, type ErrorFamily, type ProxyError } from './errors.js';
+import { sendError, type ProxyError } from './errors.js';
 import { sendToTargets, type Shared } from './fallback.js';
 import { createModelCatalog } from './models.js';
 import { readForm, writeForm, type Form } from './multipart.js';
-import { observeRequest, type Observation } from './observe.js';
-import { runtimeCache, type Provider, type Runtime, type Target } from './providers.js';
+import { observeRequest } from './observe.js';
+import { runtimeCache, type Provider, type Target } from './providers.js';
 import { decodeRequestBody } from './request-encoding.js';
 import { pickRequestId } from './request-id.js';
 import { createRests } from './rest.js';
@@ -36,18 +36,11 @@ export interface ProxyRoutes {
   close(): void;
 }
 
-/** One request to an endpoint, once `begin` let it through. */
-interface Incoming extends Begun {
+/** One request to an endpoint, once admitted. */
+interface Incoming extends Admitted {
   req: IncomingMessage;
   res: ServerResponse;
   endpoint: Endpoint;
-}
-
-/** What every route does first: id, record, CORS, method, key. Null when it already answered. */
-interface Begun {
-  requestId: string;
-  runtime: Runtime;
-  obs: Observation;
 }
 
 export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
@@ -55,34 +48,7 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
   const runtimeOf = runtimeCache(deps.env ?? process.env, deps.log);
   const catalog = createModelCatalog(pool, deps.log);
   const rests = createRests(deps.now);
-
-  function begin(req: IncomingMessage, res: ServerResponse, endpoint: string, method: string, family: ErrorFamily): Begun | null {
-    const requestId = pickRequestId(req.headers['x-request-id']);
-    const obs = observeRequest({ requestId, endpoint, res, log: deps.log, metrics: deps.metrics });
-    const runtime = runtimeOf(deps.getConfig());
-    if (applyCors(req, res, runtime.corsOrigins)) return null;
-    if (req.method !== method && !(method === 'GET' && req.method === 'HEAD')) {
-      res.setHeader('allow', method === 'GET' ? 'GET, HEAD' : method);
-      sendError(res, requestId, { status: 405, type: 'invalid_request_error', code: 'method_not_allowed', message: `use ${method} for this path` }, true, family);
-      return null;
-    }
-    return authorize(req, res, requestId, runtime, family) ? { requestId, runtime, obs } : null;
-  }
-
-  /** True when the caller may use the group, else false after answering 401 (or 503 when no key can ever match). */
-  function authorize(req: IncomingMessage, res: ServerResponse, requestId: string, runtime: Runtime, family: ErrorFamily): boolean {
-    if (runtime.clientKeys === null) return true;
-    if (runtime.clientKeys.length === 0) {
-      // Fail closed, and say it is the server's setup, not the caller's key.
-      sendError(res, requestId, { status: 503, type: 'server_error', code: 'proxy_keys_unset', message: 'proxy.api_keys refers only to environment variables that are not set; see the server log' }, true, family);
-      return false;
-    }
-    const given = clientAuthorization(req.headers);
-    if (bearerMatches(given, runtime.clientKeys)) return true;
-    const message = given === undefined ? 'missing API key: send "Authorization: Bearer <key>" (or "x-api-key: <key>")' : 'incorrect API key';
-    sendError(res, requestId, { status: 401, type: 'authentication_error', code: 'invalid_api_key', message }, true, family);
-    return false;
-  }
+  const begin = createAdmission(deps, runtimeOf);
 
   function tunnelHint(p: Provider): string {
     const t = deps.tunnelForLocalEndpoint?.(p.hostname, p.port);
@@ -223,24 +189,6 @@ export function notFound(method: string, path: string): ProxyError {
     code: 'not_found',
     message: `no route ${method} ${path.slice(0, 200)}; the proxy serves POST /v1/${ENDPOINTS.map((e) => e.path.slice(1)).join(', /v1/')}, GET /v1/models and GET /v1/models/{id}`,
   };
-}
-
-/**
- * The node:http fast path: the standalone proxy's listener hands over every request
- * whose path starts with `/v1/`. No framework sits between the socket and the
- * upstream, which keeps the added latency of a hop well under a millisecond.
- */
-export function createProxyHandler(deps: ProxyDeps): NodeHandler & { close(): void } {
-  const routes = createProxyRoutes(deps);
-  const handler: NodeHandler = (req, res) => {
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    const path = q === -1 ? url : url.slice(0, q);
-    const endpoint = routes.byUrlPath.get(path);
-    if (endpoint !== undefined) return endpoint(req, res);
-    restOf(routes, path)(req, res);
-  };
-  return Object.assign(handler, { close: routes.close });
 }
 
 /** The route of a path (query aside) that is none of the endpoints: the models, or `other`. */
