@@ -279,15 +279,20 @@ async function uvicornLike(options: MockOptions, provider: Record<string, unknow
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** A first request, `idleMs` without any, then a second (model "second"), whose answer is returned. */
+async function afterIdle(url: string, idleMs: number) {
+  expect((await call(url, { body: chat('uv:first') })).status).toBe(200);
+  await sleep(idleMs);
+  return call(url, { body: chat('uv:second') });
+}
+
 describe('providers that close idle connections (uvicorn: 5 s, no Keep-Alive header)', () => {
   it('gives no 502 for a request sent as the provider closes a connection it let sit idle', async () => {
     // The provider closes after 5 s idle; a request that arrives on a connection idle
     // 4.6 s or more meets that close (its timer fires while the request is on its way).
     const u = await uvicornLike({ idleCloseMs: 5000, raceAfterMs: 4600 });
     try {
-      expect((await call(u.url, { body: chat('uv:first') })).status).toBe(200);
-      await sleep(4850);
-      const r = await call(u.url, { body: chat('uv:second') });
+      const r = await afterIdle(u.url, 4850);
       expect(r.status).toBe(200);
       expect(r.json.model).toBe('second');
       expect(u.mock.raced).toBe(0);
@@ -322,9 +327,7 @@ describe('keep_alive: providers that close idle connections sooner (gunicorn\'s 
   it('with the default (4 s), a request after 1.85 s idle meets the close: why the setting exists', async () => {
     const u = await uvicornLike(gunicorn);
     try {
-      expect((await call(u.url, { body: chat('uv:first') })).status).toBe(200);
-      await sleep(1850);
-      expect((await call(u.url, { body: chat('uv:second') })).status).toBe(502);
+      expect((await afterIdle(u.url, 1850)).status).toBe(502);
       expect(u.mock.raced).toBe(1);
     } finally {
       await u.close();
@@ -334,9 +337,7 @@ describe('keep_alive: providers that close idle connections sooner (gunicorn\'s 
   it('keep_alive: 1.5 closes first, so the same request gets its answer', async () => {
     const u = await uvicornLike(gunicorn, { keep_alive: 1.5 });
     try {
-      expect((await call(u.url, { body: chat('uv:first') })).status).toBe(200);
-      await sleep(1850);
-      const r = await call(u.url, { body: chat('uv:second') });
+      const r = await afterIdle(u.url, 1850);
       expect(r.status).toBe(200);
       expect(r.json.model).toBe('second');
       expect(u.mock.raced).toBe(0);
