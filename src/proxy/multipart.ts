@@ -28,6 +28,10 @@ export interface Form {
   modelAt: { start: number; end: number } | null;
 }
 
+// An upload is a file and a handful of fields; a form of thousands of tiny parts is
+// refused before it costs more than a real one.
+const MAX_PARTS = 100;
+
 const bad = (message: string, param: string | null = null): Result<never, ProxyError> => err({ status: 400, type: 'invalid_request_error', code: 'invalid_request', message, param });
 
 /** Reads a whole multipart/form-data body and its `model` field. */
@@ -38,7 +42,7 @@ export function readForm(bytes: Buffer, contentType: string | undefined, done: (
   let parser: busboy.Busboy;
   try {
     // The body is already within the route's limit; no part of it is cut here.
-    parser = busboy({ headers: { 'content-type': contentType }, defParamCharset: 'utf8', defCharset: 'utf8', limits: { fieldSize: bytes.length } });
+    parser = busboy({ headers: { 'content-type': contentType }, defParamCharset: 'utf8', defCharset: 'utf8', limits: { fieldSize: bytes.length, parts: MAX_PARTS } });
   } catch (e) {
     return done(bad(`the multipart/form-data body cannot be read: ${(e as Error).message}`));
   }
@@ -58,6 +62,7 @@ export function readForm(bytes: Buffer, contentType: string | undefined, done: (
     stream.on('end', () => (part.data = Buffer.concat(chunks)));
   });
   parser.on('error', (e: Error) => settle(bad(`the multipart/form-data body cannot be read: ${e.message}`)));
+  parser.on('partsLimit', () => settle(bad(`the form has more than ${MAX_PARTS} parts; an upload has a file and a few fields`)));
   parser.on('close', () => {
     const models = parts.filter((p) => p.name === 'model');
     const model = models[0];

@@ -95,6 +95,12 @@ describe('an upload', () => {
     expect(!r.ok && r.error).toMatchObject({ status: 400, param: 'model', message: expect.stringContaining(message) });
   });
 
+  it('refuses a form of more than 100 parts', async () => {
+    const parts = Array.from({ length: 101 }, (_, i) => `Content-Disposition: form-data; name="f${i}"\r\n\r\nx`);
+    const r = await read(raw('xyz', ['Content-Disposition: form-data; name="model"\r\n\r\na:b', ...parts]), 'multipart/form-data; boundary=xyz');
+    expect(!r.ok && r.error.message).toBe('the form has more than 100 parts; an upload has a file and a few fields');
+  });
+
   it('refuses a body cut before its closing delimiter', async () => {
     const body = raw('xyz', ['Content-Disposition: form-data; name="model"\r\n\r\na:b']);
     const r = await read(body.subarray(0, body.length - 12), 'multipart/form-data; boundary=xyz');
