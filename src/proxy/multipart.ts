@@ -16,7 +16,8 @@ import type { ProxyError } from './errors.js';
  */
 export type FormPart =
   | { kind: 'field'; name: string; value: string }
-  | { kind: 'file'; name: string; filename: string; mimeType: string; data: Buffer };
+  /** A file's bytes as they came: joined only if the form has to be written out again. */
+  | { kind: 'file'; name: string; filename: string; mimeType: string; chunks: Buffer[] };
 
 /** A form that passed the proxy's checks, with `model` as the client sent it. */
 export interface Form {
@@ -55,11 +56,9 @@ export function readForm(bytes: Buffer, contentType: string | undefined, done: (
   };
   parser.on('field', (name, value) => parts.push({ kind: 'field', name, value }));
   parser.on('file', (name, stream, info) => {
-    const part: FormPart = { kind: 'file', name, filename: info.filename ?? 'file', mimeType: info.mimeType, data: Buffer.alloc(0) };
-    parts.push(part);
     const chunks: Buffer[] = [];
+    parts.push({ kind: 'file', name, filename: info.filename ?? 'file', mimeType: info.mimeType, chunks });
     stream.on('data', (c: Buffer) => chunks.push(c));
-    stream.on('end', () => (part.data = Buffer.concat(chunks)));
   });
   parser.on('error', (e: Error) => settle(bad(`the multipart/form-data body cannot be read: ${e.message}`)));
   parser.on('partsLimit', () => settle(bad(`the form has more than ${MAX_PARTS} parts; an upload has a file and a few fields`)));
@@ -118,7 +117,7 @@ export async function writeForm(form: Form, model: string): Promise<{ bytes: Buf
   const out = new FormData();
   for (const p of form.parts) {
     if (p.kind === 'field') out.append(p.name, p.name === 'model' ? model : p.value);
-    else out.append(p.name, new Blob([p.data], { type: p.mimeType }), p.filename);
+    else out.append(p.name, new Blob(p.chunks, { type: p.mimeType }), p.filename);
   }
   const encoded = new Response(out);
   return { bytes: Buffer.from(await encoded.arrayBuffer()), contentType: encoded.headers.get('content-type')! };
