@@ -1,8 +1,11 @@
 // The endpoints besides chat, responses, embeddings and completions that model
 // servers serve: moderations, image generation, speech and the audio uploads of
-// transcription and translation through the official `openai` client's own methods,
-// vLLM's rerank and score through fetch, on both listeners; binary audio reaches the
+// transcription and translation through the official `openai` client's own methods
+// and the Vercel AI SDK's (with its embeddings), vLLM's rerank and score through
+// fetch, on both listeners; binary audio reaches the
 // client byte for byte, and an upload's file reaches the provider byte for byte.
+import { createOpenAI } from '@ai-sdk/openai';
+import { embed, embedMany, experimental_generateSpeech as generateSpeech, experimental_transcribe as transcribe, generateImage } from 'ai';
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startHarness, type Harness, type Listener } from './harness.js';
@@ -169,6 +172,40 @@ describe.each<Listener>(['proxy', 'daemon'])('more endpoints through the %s list
       const message = ((await r.json()) as { error: { message: string } }).error.message;
       expect(message).toContain('no route POST /v1/files');
       expect(message).toContain('/v1/audio/transcriptions');
+    });
+  });
+
+  describe('the Vercel AI SDK', () => {
+    const provider = () => createOpenAI({ baseURL: `${h.url}/v1`, apiKey: KEY });
+
+    it('embed and embedMany', async () => {
+      const one = await embed({ model: provider().embedding('gpu:nomic-embed-text'), value: 'hi', maxRetries: 0 });
+      expect(one.embedding).toEqual([0.5, -0.25, 0.125]);
+      expect(last().url).toBe('/v1/embeddings');
+      expect(last().json?.model).toBe('nomic-embed-text');
+      const many = await embedMany({ model: provider().embedding('gpu:nomic-embed-text'), values: ['a', 'b'], maxRetries: 0 });
+      expect(many.embeddings).toHaveLength(2);
+    });
+
+    it('generateImage', async () => {
+      const r = await generateImage({ model: provider().image('gpu:flux'), prompt: 'a tunnel', maxRetries: 0 });
+      expect(Buffer.from(r.image.uint8Array)).toEqual(AUDIO.subarray(0, 64));
+      expect(last().url).toBe('/v1/images/generations');
+      expect(last().json?.model).toBe('flux');
+    });
+
+    it('generateSpeech: the audio byte for byte', async () => {
+      const r = await generateSpeech({ model: provider().speech('tts-1'), text: 'hello', voice: 'alloy', maxRetries: 0 });
+      expect(Buffer.from(r.audio.uint8Array)).toEqual(AUDIO);
+      expect(last().json).toMatchObject({ model: 'kokoro', input: 'hello', voice: 'alloy' });
+    });
+
+    it('transcribe: the upload reaches the provider, the text comes back', async () => {
+      const r = await transcribe({ model: provider().transcription('gpu:whisper-large-v3'), audio: AUDIO, maxRetries: 0 });
+      expect(r.text).toBe('hello from the mock');
+      expect(last().url).toBe('/v1/audio/transcriptions');
+      expect(last().form?.get('model')).toBe('whisper-large-v3');
+      expect(Buffer.from(await (last().form?.get('file') as File).arrayBuffer())).toEqual(AUDIO);
     });
   });
 
