@@ -6,6 +6,7 @@ import { DEFAULT_MAX_BODY_BYTES, type ProxyDeps } from './deps.js';
 import { ENDPOINTS, parseModelRequest, type Endpoint } from './endpoints.js';
 import { sendError, type ProxyError } from './errors.js';
 import { sendToTargets, type Shared } from './fallback.js';
+import { createModelRoutes } from './model-routes.js';
 import { createModelCatalog } from './models.js';
 import { readForm, writeForm, type Form } from './multipart.js';
 import { observeRequest } from './observe.js';
@@ -127,37 +128,7 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
     });
   };
 
-  const answerJson = (req: IncomingMessage, res: ServerResponse, requestId: string, value: unknown): void => {
-    if (res.destroyed) return;
-    const body = JSON.stringify(value);
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-request-id': requestId });
-    res.end(req.method === 'HEAD' ? undefined : body);
-  };
-
-  const models: NodeHandler = (req, res) => {
-    const begun = begin(req, res, '/models', 'GET', 'openai');
-    if (begun === null) return;
-    void catalog.list(begun.runtime, deps.tunnel).then((data) => answerJson(req, res, begun.requestId, { object: 'list', data }));
-  };
-
-  const model: NodeHandler = (req, res) => {
-    const begun = begin(req, res, '/models/{id}', 'GET', 'openai');
-    if (begun === null) return;
-    const url = req.url ?? '';
-    const rest = url.slice(url.indexOf('/models/') + '/models/'.length).split('?')[0]!;
-    let id: string;
-    try {
-      id = decodeURIComponent(rest);
-    } catch {
-      return sendError(res, begun.requestId, { status: 400, type: 'invalid_request_error', code: 'invalid_request', message: 'the model id in the path is not valid percent-encoding' });
-    }
-    begun.obs.model = id;
-    void catalog.list(begun.runtime, deps.tunnel).then((data) => {
-      const found = data.find((m) => m.id === id);
-      if (found !== undefined) return answerJson(req, res, begun.requestId, found);
-      sendError(res, begun.requestId, { status: 404, type: 'invalid_request_error', code: 'model_not_found', param: 'model', message: `no model ${JSON.stringify(id.slice(0, 200))} among the providers' models and the aliases (GET /v1/models lists them)` });
-    });
-  };
+  const { models, model } = createModelRoutes(begin, catalog, deps.tunnel);
 
   const other: NodeHandler = (req, res) => {
     const requestId = pickRequestId(req.headers['x-request-id']);

@@ -26,8 +26,13 @@ const MAX_LIST_BYTES = 8 * 1024 * 1024;
 
 type Listing = Result<ModelEntry[], string>;
 
+/** The providers' models and the aliases, as `GET /v1/models` lists them. */
+export interface ModelCatalog {
+  list(runtime: Runtime, tunnel: TunnelLookup | undefined): Promise<ModelEntry[]>;
+}
+
 /** Fetches, caches and merges the providers' model lists; a provider that fails is left out, not fatal. */
-export function createModelCatalog(pool: UpstreamPool, log?: (entry: Record<string, unknown>) => void) {
+export function createModelCatalog(pool: UpstreamPool, log?: (entry: Record<string, unknown>) => void): ModelCatalog {
   const cache = new Map<string, Promise<Listing>>();
 
   function listingOf(p: Provider): Promise<Listing> {
