@@ -20,7 +20,7 @@ export interface Admitted {
  * refused request has its log line), CORS (a preflight is answered here), the method,
  * then the client's key. Null when it already answered.
  */
-export type Admit = (req: IncomingMessage, res: ServerResponse, endpoint: string, method: 'GET' | 'POST', family: ErrorFamily) => Admitted | null;
+export type Admit = (req: IncomingMessage, res: ServerResponse, endpoint: string, method: 'GET' | 'POST' | 'DELETE', family: ErrorFamily) => Admitted | null;
 
 export function createAdmission(deps: ProxyDeps, runtimeOf: (config: ProxyConfig | null) => Runtime): Admit {
   return (req, res, endpoint, method, family) => {

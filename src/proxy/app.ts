@@ -50,6 +50,7 @@ export function createProxyApp(deps: ProxyDeps): ProxyApp {
   for (const [path, handler] of routes.endpoints) app.all(path, viaNode(handler));
   app.all('/models', viaNode(routes.models));
   app.all('/models/*', viaNode(routes.model));
+  app.all('/responses/*', viaNode(routes.responseById));
   // The group owns every path under /v1: a client that asks for an endpoint the proxy
   // lacks (audio, say) gets an error its client can read, not the daemon's; a
   // browser's preflight is answered here too.

@@ -8,6 +8,7 @@ import type { Observation } from './observe.js';
 import { describeKeyProblem, type Provider, type Runtime, type Target } from './providers.js';
 import type { Rests } from './rest.js';
 import { forwardChat } from './relay.js';
+import { notingOwner, type ResponseOwners } from './response-owners.js';
 import { locate } from './routing.js';
 import type { UpstreamPool } from './upstream.js';
 
@@ -18,6 +19,8 @@ export interface Shared {
   tunnel: TunnelLookup | undefined;
   tunnelHint(p: Provider): string;
   log?(entry: Record<string, unknown>): void;
+  /** Who created each stored response (noted from `/v1/responses` answers). */
+  owners: ResponseOwners;
 }
 
 /** One request on its way to the targets of its model name. */
@@ -68,7 +71,7 @@ class Targets implements Forward {
   readonly forwarded: readonly string[];
   readonly endpoint: string;
   readonly family: Endpoint['family'];
-  readonly observer: Observation;
+  readonly observer: Forward['observer'];
   readonly log: ((entry: Record<string, unknown>) => void) | undefined;
   provider!: Provider;
   payload!: Buffer;
@@ -87,7 +90,7 @@ class Targets implements Forward {
     this.forwarded = a.runtime.forwarded;
     this.endpoint = a.endpoint.path;
     this.family = a.endpoint.family;
-    this.observer = a.obs;
+    this.observer = a.endpoint.path === '/responses' ? notingOwner(a.obs, shared.owners, this) : a.obs;
     this.log = shared.log;
   }
 

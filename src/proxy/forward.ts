@@ -17,8 +17,10 @@ export interface Forward {
   requestId: string;
   provider: Provider;
   pool: UpstreamPool;
-  /** The request body as the upstream gets it (bare model name). */
-  payload: Buffer;
+  /** POST unless said otherwise (a stored response is read or deleted by id). */
+  method?: 'GET' | 'POST' | 'DELETE';
+  /** The request body as the upstream gets it (bare model name); null: none. */
+  payload: Buffer | null;
   /** Its content type when not JSON (a multipart upload's, with its boundary). */
   contentType?: string | undefined;
   /** The path under the provider's base URL; `/chat/completions` when absent. */

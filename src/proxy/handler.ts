@@ -13,9 +13,11 @@ import { observeRequest } from './observe.js';
 import { runtimeCache, type Provider, type Target } from './providers.js';
 import { decodeRequestBody } from './request-encoding.js';
 import { pickRequestId } from './request-id.js';
+import { ResponseOwners } from './response-owners.js';
 import { createRests } from './rest.js';
 import { discardRest } from './discard.js';
 import { formatMismatch, targetsFor } from './routing.js';
+import { createStoredResponseRoute } from './stored-responses.js';
 import { createUpstreamPool } from './upstream.js';
 
 /** A request handler for plain node:http. */
@@ -31,6 +33,8 @@ export interface ProxyRoutes {
   models: NodeHandler;
   /** GET /v1/models/{id} (the id may hold colons and slashes). */
   model: NodeHandler;
+  /** /v1/responses/{id} and its subpaths: a stored response, by id. */
+  responseById: NodeHandler;
   /** Any other /v1 path: a CORS preflight, or 404. */
   other: NodeHandler;
   /** Closes idle upstream connections (for shutdown). */
@@ -61,7 +65,7 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
       : `${via}, which is ${t.status}, not RUNNING`;
   }
 
-  const shared: Shared = { pool, rests, tunnel: deps.tunnel, tunnelHint, log: deps.log };
+  const shared: Shared = { pool, rests, tunnel: deps.tunnel, tunnelHint, log: deps.log, owners: new ResponseOwners() };
 
   /** The targets of `model` that take the endpoint's format, or null after answering why there are none. */
   function fitting(r: Incoming, model: string): readonly Target[] | null {
@@ -145,6 +149,7 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
     byUrlPath: new Map([...endpoints].map(([path, handler]) => [`/v1${path}`, handler])),
     models,
     model,
+    responseById: createStoredResponseRoute(begin, shared),
     other,
     close() {
       pool.close();
@@ -166,5 +171,6 @@ export function notFound(method: string, path: string): ProxyError {
 export function restOf(routes: ProxyRoutes, path: string): NodeHandler {
   if (path === '/v1/models') return routes.models;
   if (path.startsWith('/v1/models/') && path.length > '/v1/models/'.length) return routes.model;
+  if (path.startsWith('/v1/responses/') && path.length > '/v1/responses/'.length) return routes.responseById;
   return routes.other;
 }

@@ -68,9 +68,9 @@ export class Relay implements ExchangeSink {
     this.exchange = f.pool.request(
       f.provider.origin,
       {
-        method: 'POST',
+        method: f.method ?? 'POST',
         path: `${f.provider.basePath}${f.endpoint ?? '/chat/completions'}${q === -1 ? '' : url.slice(q)}`,
-        headers: upstreamRequestHeaders(f.req, f.requestId, f.provider.credential, f.forwarded, f.contentType),
+        headers: upstreamRequestHeaders(f.req, f.requestId, f.provider.credential, f.forwarded, f.payload === null ? null : f.contentType),
         body: f.payload,
         keepAliveMs: f.provider.keepAliveMs,
       },

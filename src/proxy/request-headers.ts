@@ -41,11 +41,16 @@ export function forwardedNames(forwardHeaders: readonly string[]): readonly stri
  * `forwardedNames`. Values with a line break are left out (Node's parser refuses
  * them before this; this holds without it).
  */
-export function upstreamRequestHeaders(req: IncomingMessage, requestId: string, credential: Credential | null, forwarded: readonly string[], contentType = 'application/json'): string[] {
+export function upstreamRequestHeaders(
+  req: IncomingMessage,
+  requestId: string,
+  credential: Credential | null,
+  forwarded: readonly string[],
+  /** null: a request without a body (and so without a content type). */
+  contentType: string | null = 'application/json',
+): string[] {
   const from = req.headers;
   const headers = [
-    'content-type',
-    contentType,
     'accept',
     headerValue(from.accept) ?? 'application/json',
     // The proxy scans event streams and error bodies; it asks for them as plain text
@@ -62,6 +67,7 @@ export function upstreamRequestHeaders(req: IncomingMessage, requestId: string, 
     const value = headerValue(Array.isArray(raw) ? raw.join(', ') : raw);
     if (value !== undefined) headers.push(name, value);
   }
+  if (contentType !== null) headers.push('content-type', contentType);
   if (credential !== null) headers.push(credential.name, credential.value);
   return headers;
 }

@@ -21,7 +21,7 @@ export interface Origin {
 
 /** One request. Header values must already be free of CR, LF and other control characters. */
 export interface UpstreamCall {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   path: string;
   /** `[name, value, …]`, lower-case names, each once; the call takes the list over (content-length is appended to it). */
   headers: string[];
@@ -128,7 +128,7 @@ export function createUpstreamPool(options: { ca?: string | Buffer } = {}): Upst
         body: call.body,
         // A POST is never sent twice: undici moves a request to a new connection only
         // when none of it was written on the old one.
-        idempotent: call.method === 'GET',
+        idempotent: call.method !== 'POST',
         // keep_alive 0: `connection: close`, and the connection is not reused.
         reset: call.keepAliveMs === 0,
       },

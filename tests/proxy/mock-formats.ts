@@ -40,6 +40,7 @@ export function answerFormat(path: string, model: string, body: Record<string, u
     res.end(JSON.stringify({ id: 'chatcmpl-mock', object: 'chat.completion', created: 1, model, choices: [{ index: 0, message: { role: 'assistant', content: TEXT }, finish_reason: 'stop' }] }));
     return true;
   }
+  if (endpoint.startsWith('/responses/')) return storedResponse(res, endpoint.slice('/responses/'.length), path);
   if (SPECIAL.has(kind ?? '')) return false;
   const stream = body?.stream === true;
   switch (endpoint) {
@@ -126,10 +127,13 @@ function completionStream(model: string): string[] {
 
 const outputMessage = (text: string, status: string) => ({ type: 'message', id: 'msg_mock', status, role: 'assistant', content: text === '' ? [] : [{ type: 'output_text', text, annotations: [] }] });
 
-function responseObject(model: string, status: 'in_progress' | 'completed') {
+/** A response's id names its model, so that a test can tell which provider stored it. */
+const responseId = (model: string): string => `resp_${model.replace(/[^A-Za-z0-9]/g, '_')}`;
+
+function responseObject(model: string, status: 'in_progress' | 'completed' | 'cancelled', id = responseId(model)) {
   const done = status === 'completed';
   return {
-    id: 'resp_mock',
+    id,
     object: 'response',
     created_at: 1,
     status,
@@ -209,4 +213,32 @@ function transcription(res: http.ServerResponse, body: Record<string, unknown> |
     default:
       return json(res, { text: TEXT, usage: { type: 'duration', seconds: 2 } });
   }
+}
+
+/**
+ * The calls on a stored response, as OpenAI's API and vLLM answer them: the response
+ * (as an event stream with `?stream=true`), its deletion, its cancellation, its input
+ * items; an id the mock never made (not `resp_…`) is a 404.
+ */
+function storedResponse(res: http.ServerResponse, rest: string, url: string): true {
+  const [id = '', sub = ''] = rest.split('?')[0]!.split('/');
+  const method = res.req.method;
+  if (!id.startsWith('resp_')) {
+    res.writeHead(404, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: { message: `Response with id '${id}' not found.`, type: 'invalid_request_error', param: null, code: null } }));
+    return true;
+  }
+  const model = id.slice('resp_'.length);
+  if (sub === 'cancel' && method === 'POST') return json(res, responseObject(model, 'cancelled', id));
+  if (sub === 'input_items' && method === 'GET') {
+    return json(res, { object: 'list', data: [{ id: 'msg_in', type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: 'hi' }] }], first_id: 'msg_in', last_id: 'msg_in', has_more: false });
+  }
+  if (sub === '' && method === 'DELETE') return json(res, { id, object: 'response', deleted: true });
+  if (sub === '' && method === 'GET') {
+    if (url.includes('stream=true')) return events(res, responsesStream(model).map((e) => e.replaceAll(responseId(model), id)));
+    return json(res, responseObject(model, 'completed', id));
+  }
+  res.writeHead(405, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ error: { message: 'method not allowed', type: 'invalid_request_error', param: null, code: null } }));
+  return true;
 }

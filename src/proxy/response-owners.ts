@@ -1,0 +1,78 @@
+/**
+ * Which provider created each stored response that passed through the proxy, so that
+ * the calls by id (`responses.retrieve`, `.delete`, `.cancel`, `.inputItems.list`:
+ * `/v1/responses/{id}…`, which name no model) reach the server that holds it. Kept in
+ * memory for the most recent MAX_OWNERS responses; a restart forgets them (then
+ * `default_provider`, if set, gets such a call).
+ */
+export const MAX_OWNERS = 10_000;
+
+export class ResponseOwners {
+  private readonly owners = new Map<string, string>();
+
+  constructor(private readonly max = MAX_OWNERS) {}
+
+  remember(id: string, prefix: string): void {
+    // Re-inserted so that the map's order stays oldest first.
+    this.owners.delete(id);
+    this.owners.set(id, prefix);
+    if (this.owners.size > this.max) this.owners.delete(this.owners.keys().next().value!);
+  }
+
+  ownerOf(id: string): string | undefined {
+    return this.owners.get(id);
+  }
+}
+
+/** Response ids as servers make them (`resp_…`): anything else is not taken from a body. */
+const ID = /^[A-Za-z0-9_.:-]{1,200}$/;
+const HEAD_BYTES = 4096;
+const KEY = Buffer.from('"id"');
+const [SPACE, TAB, CR, LF, COLON, QUOTE] = [32, 9, 13, 10, 58, 34];
+
+/**
+ * The response's id in the first piece of a `/v1/responses` answer: the first `"id"`
+ * string in it. That is the response's own in both forms the API answers: the
+ * response object starts with it, and a stream's first event (`response.created`)
+ * holds the response object before any item with an id of its own.
+ */
+export function responseIdIn(chunk: Buffer): string | null {
+  const head = chunk.length > HEAD_BYTES ? chunk.subarray(0, HEAD_BYTES) : chunk;
+  const at = head.indexOf(KEY);
+  if (at === -1) return null;
+  let i = at + KEY.length;
+  const skip = (): void => {
+    while (i < head.length && (head[i] === SPACE || head[i] === TAB || head[i] === CR || head[i] === LF)) i++;
+  };
+  skip();
+  if (head[i] !== COLON) return null;
+  i++;
+  skip();
+  if (head[i] !== QUOTE) return null;
+  const end = head.indexOf(QUOTE, i + 1);
+  if (end === -1) return null;
+  const id = head.toString('latin1', i + 1, end);
+  return ID.test(id) ? id : null;
+}
+
+type Observer = { tap(chunk: Buffer): void; watch(relay: { onClientClose(): void }): void };
+
+/**
+ * A request's observer that also notes who created the response it answers: the
+ * first piece of a successful `/v1/responses` answer names the response, and the
+ * provider it came from is the one being tried at that moment.
+ */
+export function notingOwner(observer: Observer, owners: ResponseOwners, current: { readonly provider: { prefix: string }; readonly res: { statusCode: number } }): Observer {
+  let first = true;
+  return {
+    tap(chunk) {
+      if (first) {
+        first = false;
+        const id = current.res.statusCode < 300 ? responseIdIn(chunk) : null;
+        if (id !== null) owners.remember(id, current.provider.prefix);
+      }
+      observer.tap(chunk);
+    },
+    watch: (relay) => observer.watch(relay),
+  };
+}
