@@ -25,6 +25,9 @@ const AUDIO_UPLOAD_BYTES = 25 * 1024 * 1024;
 export const ENDPOINTS: readonly Endpoint[] = [
   { path: '/chat/completions', format: 'openai', family: 'openai', lists: ['messages'] },
   { path: '/responses', format: 'openai', family: 'openai' },
+  // The Responses API's token count and compaction (`responses.inputTokens.count`, `responses.compact`).
+  { path: '/responses/input_tokens', format: 'openai', family: 'openai' },
+  { path: '/responses/compact', format: 'openai', family: 'openai' },
   { path: '/embeddings', format: 'openai', family: 'openai' },
   { path: '/completions', format: 'openai', family: 'openai' },
   // The other JSON endpoints of OpenAI's API that model servers serve (vLLM, LocalAI,

@@ -40,6 +40,8 @@ export function answerFormat(path: string, model: string, body: Record<string, u
     res.end(JSON.stringify({ id: 'chatcmpl-mock', object: 'chat.completion', created: 1, model, choices: [{ index: 0, message: { role: 'assistant', content: TEXT }, finish_reason: 'stop' }] }));
     return true;
   }
+  if (endpoint === '/responses/input_tokens') return json(res, { object: 'response.input_tokens', input_tokens: 7 });
+  if (endpoint === '/responses/compact') return json(res, { id: responseId(model), object: 'response.compaction', created_at: 1, output: [{ type: 'compaction', id: 'cmp_1', encrypted_content: 'x' }], usage: { input_tokens: 3, output_tokens: 1, total_tokens: 4 } });
   if (endpoint.startsWith('/responses/')) return storedResponse(res, endpoint.slice('/responses/'.length), path);
   if (SPECIAL.has(kind ?? '')) return false;
   const stream = body?.stream === true;

@@ -52,6 +52,13 @@ describe.each<Listener>(['proxy', 'daemon'])('stored responses through the %s li
     expect([last().url, last().headers.authorization]).toEqual(['/v1/responses/resp_llama3_8b?stream=true', 'Bearer sk-a']);
   });
 
+  it('inputTokens.count and compact are routed by their model, not taken for response ids', async () => {
+    expect((await openai().responses.inputTokens.count({ model: 'a:llama3:8b', input: 'hi' })).input_tokens).toBe(7);
+    expect([last().method, last().url, last().json?.model]).toEqual(['POST', '/v1/responses/input_tokens', 'llama3:8b']);
+    await openai().responses.compact({ model: 'b:qwen2', input: 'hi' });
+    expect([last().url, last().json?.model, last().headers.authorization]).toEqual(['/v1/responses/compact', 'qwen2', 'Bearer sk-b']);
+  });
+
   it('an id the proxy has not seen is a 404 that says why, and nothing reaches a provider', async () => {
     const before = h.mock.received.length;
     const e = await openai().responses.retrieve('resp_elsewhere').catch((x: unknown) => x);
