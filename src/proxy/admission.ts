@@ -15,12 +15,20 @@ export interface Admitted {
   obs: Observation;
 }
 
+export type Method = 'GET' | 'POST' | 'DELETE';
+
 /**
  * What every route does first, in this order: an id and a record (so that even a
- * refused request has its log line), CORS (a preflight is answered here), the method,
- * then the client's key. Null when it already answered.
+ * refused request has its log line), CORS (a preflight is answered here), the method
+ * (one, several, or null for a route that answers any), then the client's key. GET
+ * takes HEAD too. Null when it already answered.
  */
-export type Admit = (req: IncomingMessage, res: ServerResponse, endpoint: string, method: 'GET' | 'POST' | 'DELETE', family: ErrorFamily) => Admitted | null;
+export type Admit = (req: IncomingMessage, res: ServerResponse, endpoint: string, method: Method | readonly Method[] | null, family: ErrorFamily) => Admitted | null;
+
+function allows(method: Method | readonly Method[], asked: string | undefined): boolean {
+  if (typeof method === 'string') return asked === method || (method === 'GET' && asked === 'HEAD');
+  return method.some((m) => allows(m, asked));
+}
 
 export function createAdmission(deps: ProxyDeps, runtimeOf: (config: ProxyConfig | null) => Runtime): Admit {
   return (req, res, endpoint, method, family) => {
@@ -28,9 +36,10 @@ export function createAdmission(deps: ProxyDeps, runtimeOf: (config: ProxyConfig
     const obs = observeRequest({ requestId, endpoint, res, log: deps.log, metrics: deps.metrics });
     const runtime = runtimeOf(deps.getConfig());
     if (applyCors(req, res, runtime.corsOrigins)) return null;
-    if (req.method !== method && !(method === 'GET' && req.method === 'HEAD')) {
-      res.setHeader('allow', method === 'GET' ? 'GET, HEAD' : method);
-      sendError(res, requestId, { status: 405, type: 'invalid_request_error', code: 'method_not_allowed', message: `use ${method} for this path` }, true, family);
+    if (method !== null && !allows(method, req.method)) {
+      const list = (typeof method === 'string' ? [method] : method).flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m]));
+      res.setHeader('allow', list.join(', '));
+      sendError(res, requestId, { status: 405, type: 'invalid_request_error', code: 'method_not_allowed', message: `use ${list.filter((m) => m !== 'HEAD').join(' or ')} for this path` }, true, family);
       return null;
     }
     return authorize(req, res, requestId, runtime, family) ? { requestId, runtime, obs } : null;

@@ -1,4 +1,5 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { sendError, tooLarge, type ErrorFamily } from './errors.js';
 
 // How much of a refused body is read and thrown away, and for how long, before the
 // connection is cut anyway.
@@ -20,4 +21,10 @@ export function discardRest(req: IncomingMessage, limit: number): void {
   });
   req.once('close', () => clearTimeout(cut));
   req.resume();
+}
+
+/** Answers 413 for a body found too large while it is still coming, and drops the rest of it. */
+export function refuseTooLarge(req: IncomingMessage, res: ServerResponse, requestId: string, limit: number, family: ErrorFamily = 'openai'): void {
+  sendError(res, requestId, tooLarge(limit), false, family);
+  discardRest(req, limit);
 }

@@ -83,6 +83,22 @@ export function sseErrorEvent(e: ProxyError, family: ErrorFamily = 'openai'): st
   return family === 'anthropic' ? `event: error\ndata: ${errorJson(e, family)}\n\n` : `data: ${errorJson(e)}\n\n`;
 }
 
+/** The 413 for a body over the limit (`decompressed`: once its content-encoding is undone). */
+export const tooLarge = (limit: number, decompressed?: string): ProxyError => ({
+  status: 413,
+  type: 'invalid_request_error',
+  code: 'request_too_large',
+  message: `the request body is larger than ${limit} bytes${decompressed === undefined ? '' : ` once its ${decompressed} is decompressed`}`,
+});
+
+/** The 400 for a path part (a model or response id) that is not valid percent-encoding. */
+export const badPercentEncoding = (what: string): ProxyError => ({
+  status: 400,
+  type: 'invalid_request_error',
+  code: 'invalid_request',
+  message: `the ${what} in the path is not valid percent-encoding`,
+});
+
 export const timeoutError = (prefix: string, seconds: number, stage: 'headers' | 'chunk'): ProxyError => ({
   status: 504,
   type: 'timeout_error',

@@ -5,7 +5,7 @@ import type { Endpoint } from './endpoints.js';
 import { sendError, type ProxyError } from './errors.js';
 import type { FallbackReason, Forward } from './forward.js';
 import type { Observation } from './observe.js';
-import { describeKeyProblem, type Provider, type Runtime, type Target } from './providers.js';
+import { keyRefusal, type Provider, type Runtime, type Target } from './providers.js';
 import type { Rests } from './rest.js';
 import { forwardChat } from './relay.js';
 import { notingOwner, type ResponseOwners } from './response-owners.js';
@@ -120,10 +120,8 @@ class Targets implements Forward {
     const located = locate(entry, a.endpoint.format, this.shared.tunnel);
     if (!located.ok) return this.next('tunnel_down', located.error);
     const provider = located.value;
-    if (!provider.key.ok) {
-      const code = provider.key.error.reason === 'unset_variable' ? 'provider_key_unset' : 'provider_key_unusable';
-      return this.next('key_unusable', { status: 500, type: 'server_error', code, message: describeKeyProblem(provider.prefix, provider.key.error) });
-    }
+    const refusal = keyRefusal(provider);
+    if (refusal !== null) return this.next('key_unusable', refusal);
     this.provider = provider;
     const form = a.forms?.get(target.model);
     this.payload = form === undefined ? withModel(a.body, target.model) : form.bytes;

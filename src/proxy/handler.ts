@@ -15,7 +15,7 @@ import { decodeRequestBody } from './request-encoding.js';
 import { pickRequestId } from './request-id.js';
 import { ResponseOwners } from './response-owners.js';
 import { createRests } from './rest.js';
-import { discardRest } from './discard.js';
+import { refuseTooLarge } from './discard.js';
 import { formatMismatch, targetsFor } from './routing.js';
 import { createStoredResponseRoute } from './stored-responses.js';
 import { createUpstreamPool } from './upstream.js';
@@ -105,10 +105,16 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
     if (fit === null) return;
     // Every target's form is written before the first is tried: the walk over the targets stays synchronous.
     const models = [...new Set(fit.map((t) => t.model))];
-    void Promise.all(models.map((m) => writeForm(form, m))).then((written) => {
-      const forms = new Map(models.map((m, i) => [m, written[i]!]));
-      sendToTargets(shared, { ...r, targets: fit, body: Buffer.alloc(0), forms });
-    });
+    void Promise.all(models.map((m) => writeForm(form, m))).then(
+      (written) => {
+        const forms = new Map(models.map((m, i) => [m, written[i]!]));
+        sendToTargets(shared, { ...r, targets: fit, body: Buffer.alloc(0), forms });
+      },
+      (e: unknown) => {
+        shared.log?.({ event: 'proxy_bug', request_id: r.requestId, error: String(e) });
+        sendError(r.res, r.requestId, { status: 500, type: 'server_error', code: 'internal_error', message: 'the upload could not be written out for the provider' });
+      },
+    );
   }
 
   const forward = (endpoint: Endpoint): NodeHandler => (req, res) => {
@@ -119,8 +125,7 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
     readBody(req, limit, (body) => {
       if (!Buffer.isBuffer(body)) {
         if (body.reason === 'too_large') {
-          sendError(res, r.requestId, { status: 413, type: 'invalid_request_error', code: 'request_too_large', message: `the request body is larger than ${body.limit} bytes` }, false, endpoint.family);
-          discardRest(req, body.limit);
+          refuseTooLarge(req, res, r.requestId, body.limit, endpoint.family);
         } else {
           deps.log?.({ event: 'proxy_client_closed', request_id: r.requestId, stage: 'reading_request' });
         }

@@ -1,8 +1,9 @@
 /**
  * An error answer of a provider that has a key, held back until complete: some APIs
  * echo the header they rejected, so the body is searched for the key and it is blanked
- * out before the client gets anything. Only bodies up to MAX_SCRUBBED_ERROR_BYTES are
- * kept; a larger one reaches the client cut at that size, never unsearched.
+ * out before the client gets anything. Only the first MAX_SCRUBBED_ERROR_BYTES are
+ * kept; a larger body reaches the client cut at that size, and a cut that falls inside
+ * the key leaves none of it: the part of the key before the cut goes too.
  */
 export const MAX_SCRUBBED_ERROR_BYTES = 1024 * 1024;
 
@@ -16,13 +17,27 @@ export class HeldError {
   ) {}
 
   push(chunk: Buffer): void {
-    if (this.size + chunk.length <= MAX_SCRUBBED_ERROR_BYTES) this.chunks.push(chunk);
-    this.size += chunk.length;
+    const room = MAX_SCRUBBED_ERROR_BYTES - this.size;
+    if (room <= 0) return;
+    const kept = chunk.length <= room ? chunk : chunk.subarray(0, room);
+    this.chunks.push(kept);
+    this.size += kept.length;
   }
 
   /** The body as the client gets it: `key` replaced by `***` wherever it appears. */
   scrubbed(key: string | null): Buffer {
-    const body = Buffer.concat(this.chunks);
-    return key !== null && body.includes(key) ? Buffer.from(body.toString('utf8').replaceAll(key, '***')) : body;
+    let body = Buffer.concat(this.chunks, this.size);
+    if (key === null || key === '') return body;
+    const k = Buffer.from(key, 'utf8');
+    if (this.size === MAX_SCRUBBED_ERROR_BYTES) {
+      // Cut short: a tail that begins the key is the key's start, and goes.
+      for (let n = Math.min(k.length - 1, body.length); n > 0; n--) {
+        if (body.subarray(body.length - n).equals(k.subarray(0, n))) {
+          body = body.subarray(0, body.length - n);
+          break;
+        }
+      }
+    }
+    return body.includes(k) ? Buffer.from(body.toString('utf8').replaceAll(key, '***')) : body;
   }
 }

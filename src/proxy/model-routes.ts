@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestListener } from '../http-listener.js';
 import type { Admit } from './admission.js';
 import type { TunnelLookup } from './deps.js';
-import { sendError, type ErrorFamily, type ProxyError } from './errors.js';
+import { badPercentEncoding, sendError, type ErrorFamily, type ProxyError } from './errors.js';
 import type { ModelCatalog, ModelEntry } from './models.js';
 
 /**
@@ -39,7 +39,7 @@ export function createModelRoutes(begin: Admit, catalog: ModelCatalog, tunnel: T
     try {
       id = decodeURIComponent(rest);
     } catch {
-      return sendError(res, begun.requestId, { status: 400, type: 'invalid_request_error', code: 'invalid_request', message: 'the model id in the path is not valid percent-encoding' }, false, family);
+      return sendError(res, begun.requestId, badPercentEncoding('model id'), false, family);
     }
     begun.obs.model = id;
     void catalog.list(begun.runtime, tunnel).then((data) => {
@@ -72,8 +72,8 @@ const MAX_LIMIT = 1000;
 export function anthropicPage(all: readonly ModelEntry[], query: URLSearchParams): { ok: true; value: unknown } | { ok: false; error: ProxyError } {
   const bad = (message: string, param: string): { ok: false; error: ProxyError } => ({ ok: false, error: { status: 400, type: 'invalid_request_error', code: 'invalid_request', message, param } });
   const limitText = query.get('limit');
-  const limit = limitText === null ? DEFAULT_LIMIT : Number(limitText);
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) return bad(`limit must be a whole number from 1 to ${MAX_LIMIT}, found ${JSON.stringify(limitText)}`, 'limit');
+  const limit = limitText === null ? DEFAULT_LIMIT : /^[0-9]{1,4}$/.test(limitText) ? Number(limitText) : NaN;
+  if (!(limit >= 1 && limit <= MAX_LIMIT)) return bad(`limit must be a whole number from 1 to ${MAX_LIMIT}, found ${JSON.stringify(limitText)}`, 'limit');
   const after = query.get('after_id');
   const before = query.get('before_id');
   let from = 0;

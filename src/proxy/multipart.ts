@@ -11,8 +11,9 @@ import type { ProxyError } from './errors.js';
  * delimited by the boundary (which the content never holds, RFC 2046), busboy reports
  * them in the same order, and the splice is made only where the bytes after the
  * `model` part's headers are exactly the value busboy read. Any form where that does
- * not hold (a part busboy skips, a value in another charset) is written out again by
- * the platform's FormData instead, with every part the same and in the same order.
+ * not hold (a part without Content-Disposition, which busboy skips; a value in another
+ * charset) is written out again by the platform's FormData instead, with every field
+ * the same and in the same order. A part with no field name is refused (RFC 7578).
  */
 export type FormPart =
   | { kind: 'field'; name: string; value: string }
@@ -54,8 +55,18 @@ export function readForm(bytes: Buffer, contentType: string | undefined, done: (
     settled = true;
     done(r);
   };
-  parser.on('field', (name, value) => parts.push({ kind: 'field', name, value }));
-  parser.on('file', (name, stream, info) => {
+  // RFC 7578: every part names its field; busboy reports one that does not with no name.
+  let nameless = 0;
+  parser.on('field', (name: string | undefined, value) => {
+    if (name === undefined) nameless++;
+    else parts.push({ kind: 'field', name, value });
+  });
+  parser.on('file', (name: string | undefined, stream, info) => {
+    if (name === undefined) {
+      nameless++;
+      stream.resume();
+      return;
+    }
     const chunks: Buffer[] = [];
     parts.push({ kind: 'file', name, filename: info.filename ?? 'file', mimeType: info.mimeType, chunks });
     stream.on('data', (c: Buffer) => chunks.push(c));
@@ -63,6 +74,7 @@ export function readForm(bytes: Buffer, contentType: string | undefined, done: (
   parser.on('error', (e: Error) => settle(bad(`the multipart/form-data body cannot be read: ${e.message}`)));
   parser.on('partsLimit', () => settle(bad(`the form has more than ${MAX_PARTS} parts; an upload has a file and a few fields`)));
   parser.on('close', () => {
+    if (nameless > 0) return settle(bad(`${nameless === 1 ? 'a part' : `${nameless} parts`} of the form name${nameless === 1 ? 's' : ''} no field (Content-Disposition: form-data; name="…")`));
     const models = parts.filter((p) => p.name === 'model');
     const model = models[0];
     if (model === undefined) return settle(bad('missing required form field "model" (expected "<prefix>:<model_name>" or an alias)', 'model'));

@@ -1,6 +1,7 @@
 import { forwardedNames, type Credential } from './request-headers.js';
 import { expandEnv, type ProviderFormat, type ProxyConfig } from '../config/proxy-schema.js';
 import type { Result } from '../result.js';
+import type { ProxyError } from './errors.js';
 import { digestKey, type KeyDigest } from './auth.js';
 import { DEFAULT_KEEP_ALIVE_MS, type Origin } from './upstream.js';
 
@@ -63,6 +64,13 @@ const DEFAULT_FORMATS: readonly ProviderFormat[] = ['openai'];
 
 // Visible ASCII, space and tab: what a header value written as latin1 can carry safely.
 const HEADER_SAFE = /^[\t\x20-\x7e]+$/;
+
+/** The 500 for a provider whose key cannot be used, or null when it can. */
+export function keyRefusal(p: Provider): ProxyError | null {
+  if (p.key.ok) return null;
+  const code = p.key.error.reason === 'unset_variable' ? 'provider_key_unset' : 'provider_key_unusable';
+  return { status: 500, type: 'server_error', code, message: describeKeyProblem(p.prefix, p.key.error) };
+}
 
 /** Says what is wrong with a provider key, naming the variable (never a value). */
 export function describeKeyProblem(prefix: string, problem: KeyProblem): string {

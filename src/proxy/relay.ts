@@ -7,7 +7,6 @@ import { clientHeaders, relayHeaders } from './response-headers.js';
 import { createSseFrames, type SseFrames } from './sse-frames.js';
 import type { Exchange, ExchangeSink, UpstreamFailure } from './upstream.js';
 
-
 /**
  * Relays one request to its provider and the answer back, as it arrives.
  *

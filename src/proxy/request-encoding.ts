@@ -1,7 +1,7 @@
 import zlib from 'node:zlib';
 import { err, ok, type Result } from '../result.js';
 import { bodyEncoding, isZlibWrapped } from './body-decoder.js';
-import type { ProxyError } from './errors.js';
+import { tooLarge, type ProxyError } from './errors.js';
 
 /**
  * A request body sent with `content-encoding` (some clients and gateways compress
@@ -35,7 +35,7 @@ export function decodeRequestBody(
   const finish = (e: Error | null, out: Buffer): void => {
     if (e === null) return done(ok(out));
     if ((e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
-      return done(err({ status: 413, type: 'invalid_request_error', code: 'request_too_large', message: `the request body is larger than ${limit} bytes once its ${name} is decompressed` }));
+      return done(err(tooLarge(limit, name)));
     }
     done(err({ status: 400, type: 'invalid_request_error', code: 'invalid_encoding', message: `the request body does not decode as ${name} (its content-encoding): ${e.message}` }));
   };

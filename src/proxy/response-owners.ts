@@ -24,8 +24,8 @@ export class ResponseOwners {
   }
 }
 
-/** Response ids as servers make them (`resp_…`): anything else is not taken from a body. */
-const ID = /^[A-Za-z0-9_.:-]{1,200}$/;
+/** Response ids as servers make them (`resp_…`): nothing else is taken from a body or a path. */
+export const RESPONSE_ID = /^[A-Za-z0-9_.:-]{1,200}$/;
 const HEAD_BYTES = 4096;
 const KEY = Buffer.from('"id"');
 const [SPACE, TAB, CR, LF, COLON, QUOTE] = [32, 9, 13, 10, 58, 34];
@@ -52,24 +52,27 @@ export function responseIdIn(chunk: Buffer): string | null {
   const end = head.indexOf(QUOTE, i + 1);
   if (end === -1) return null;
   const id = head.toString('latin1', i + 1, end);
-  return ID.test(id) ? id : null;
+  return RESPONSE_ID.test(id) ? id : null;
 }
 
 type Observer = { tap(chunk: Buffer): void; watch(relay: { onClientClose(): void }): void };
 
 /**
  * A request's observer that also notes who created the response it answers: the
- * first piece of a successful `/v1/responses` answer names the response, and the
- * provider it came from is the one being tried at that moment.
+ * start of a successful `/v1/responses` answer names the response (looked for in its
+ * first HEAD_BYTES, however they arrive: the id may be cut between two pieces, or
+ * follow a stream's comment lines), and the provider it came from is the one being
+ * tried at that moment.
  */
 export function notingOwner(observer: Observer, owners: ResponseOwners, current: { readonly provider: { prefix: string }; readonly res: { statusCode: number } }): Observer {
-  let first = true;
+  let head: Buffer | null = Buffer.alloc(0);
   return {
     tap(chunk) {
-      if (first) {
-        first = false;
-        const id = current.res.statusCode < 300 ? responseIdIn(chunk) : null;
+      if (head !== null) {
+        head = current.res.statusCode < 300 ? Buffer.concat([head, chunk.subarray(0, HEAD_BYTES - head.length)]) : null;
+        const id = head === null ? null : responseIdIn(head);
         if (id !== null) owners.remember(id, current.provider.prefix);
+        if (id !== null || (head !== null && head.length >= HEAD_BYTES)) head = null;
       }
       observer.tap(chunk);
     },

@@ -63,9 +63,10 @@ export function call(
   options: { method?: string; path?: string; headers?: Record<string, string>; body?: string | Buffer } = {},
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
+    // The path goes out as written (a URL string would have its dot segments resolved).
     const req = http.request(
-      `${url}${options.path ?? '/v1/chat/completions'}`,
-      { method: options.method ?? 'POST', headers: { 'content-type': 'application/json', ...options.headers }, agent: false },
+      url,
+      { path: options.path ?? '/v1/chat/completions', method: options.method ?? 'POST', headers: { 'content-type': 'application/json', ...options.headers }, agent: false },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));

@@ -67,7 +67,7 @@ describe('an upload', () => {
     expect([file.name, file.type, Buffer.from(await file.arrayBuffer()).toString()]).toEqual(['a.wav', 'audio/wav', 'RIFF']);
   });
 
-  it('writes the form out again when a part is one the reader skips, so no other part\'s bytes are touched', async () => {
+  it('writes the form out again when a part has no Content-Disposition (no field: the reader skips it), so no other part\'s bytes are touched', async () => {
     const body = raw('xyz', ['Content-Type: text/plain\r\n\r\ngpu:whisper', 'Content-Disposition: form-data; name="model"\r\n\r\ngpu:whisper']);
     const r = await read(body, 'multipart/form-data; boundary=xyz');
     expect(r.ok && r.value.modelAt).toBeNull();
@@ -93,6 +93,13 @@ describe('an upload', () => {
   ])('refuses a form with %s, naming the field', async (_, parts, message) => {
     const r = await read(raw('xyz', parts), 'multipart/form-data; boundary=xyz');
     expect(!r.ok && r.error).toMatchObject({ status: 400, param: 'model', message: expect.stringContaining(message) });
+  });
+
+  it('refuses a part that names no field (RFC 7578), field or file', async () => {
+    for (const nameless of ['Content-Disposition: form-data\r\n\r\nx', 'Content-Disposition: form-data; filename="a.wav"\r\n\r\nRIFF']) {
+      const r = await read(raw('xyz', ['Content-Disposition: form-data; name="model"\r\n\r\na:b', nameless]), 'multipart/form-data; boundary=xyz');
+      expect(!r.ok && r.error.message).toBe('a part of the form names no field (Content-Disposition: form-data; name="…")');
+    }
   });
 
   it('refuses a form of more than 100 parts', async () => {

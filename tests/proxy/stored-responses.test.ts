@@ -4,7 +4,7 @@
 // proxy has not seen, and an unknown id is a clear 404.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ResponseOwners, responseIdIn } from '../../src/proxy/response-owners.js';
+import { notingOwner, ResponseOwners, responseIdIn } from '../../src/proxy/response-owners.js';
 import { call, startHarness, type Harness, type Listener } from './harness.js';
 
 const KEY = 'sk-proxy-stored';
@@ -82,8 +82,35 @@ describe.each<Listener>(['proxy', 'daemon'])('stored responses through the %s li
     }
   });
 
+  it('refuses ids that would take the call elsewhere on the provider, and nothing reaches it', async () => {
+    const auth = { authorization: `Bearer ${KEY}` };
+    h.setConfig({ api_keys: ['${PROXY_KEY}'], default_provider: 'a', providers: { a: { base_url: h.mock.baseUrl, api_key: 'sk-a' } } });
+    try {
+      const before = h.mock.received.length;
+      for (const path of ['/v1/responses/%2e%2e', '/v1/responses/%2E', '/v1/responses/%2e%2e/input_items', '/v1/responses/a%2Fb', '/v1/responses/%20x']) {
+        const r = await call(h.url, { method: 'GET', path, headers: auth });
+        expect(r.status, path).toBe(404);
+        expect(r.json.error.code, path).toBe('response_not_found');
+      }
+      expect((await call(h.url, { method: 'POST', path: '/v1/responses//cancel', headers: auth, body: '' })).status).toBe(404);
+      expect(h.mock.received.length).toBe(before);
+    } finally {
+      h.setConfig({ api_keys: ['${PROXY_KEY}'], providers: { a: { base_url: h.mock.baseUrl, api_key: 'sk-a' }, b: { base_url: h.mock.baseUrl, api_key: 'sk-b' } } });
+    }
+  });
+
+  it('drops a body sent with a cancel: nothing unchecked reaches the provider', async () => {
+    const made = await openai().responses.create({ model: 'a:qwen2', input: 'hi' });
+    const r = await call(h.url, { method: 'POST', path: `/v1/responses/${made.id}/cancel`, headers: { authorization: `Bearer ${KEY}`, 'content-encoding': 'gzip' }, body: Buffer.from([0x1f, 0x8b, 0xff, 0xfe]) });
+    expect(r.status).toBe(200);
+    expect([last().url, last().bytes.length, last().headers['content-type'], last().headers['content-encoding']]).toEqual([`/v1/responses/${made.id}/cancel`, 0, undefined, undefined]);
+  });
+
   it('answers other paths under a response, and wrong methods, in OpenAI\'s shape', async () => {
     const auth = { authorization: `Bearer ${KEY}` };
+    const post = await call(h.url, { method: 'POST', path: '/v1/responses/resp_x', headers: auth, body: '{}' });
+    expect([post.status, post.headers.allow]).toEqual([405, 'GET, HEAD, DELETE']);
+    expect((await call(h.url, { method: 'PUT', path: '/v1/responses/resp_x/foo', headers: auth, body: '{}' })).status).toBe(404);
     const odd = await call(h.url, { method: 'GET', path: '/v1/responses/resp_x/other', headers: auth });
     expect(odd.status).toBe(404);
     expect(odd.json.error.message).toMatch(/^no route GET \/v1\/responses\/resp_x\/other; a stored response takes /);
@@ -101,6 +128,26 @@ describe('who created a response', () => {
     expect(responseIdIn(Buffer.from('{"object":"response"}'))).toBeNull();
     expect(responseIdIn(Buffer.from('{"id":"bad id with spaces"}'))).toBeNull();
     expect(responseIdIn(Buffer.from('{"id":12}'))).toBeNull();
+  });
+
+  it('is found when its id is cut between two pieces, or comes after a stream\'s comment lines', () => {
+    const seen: Buffer[] = [];
+    const observer = { tap: (c: Buffer) => void seen.push(c), watch: () => {} };
+    const owners = new ResponseOwners();
+    const current = { provider: { prefix: 'a' }, res: { statusCode: 200 } };
+    const split = notingOwner(observer, owners, current);
+    split.tap(Buffer.from('{"id":"resp_sp'));
+    split.tap(Buffer.from('lit","object":"response"}'));
+    expect(owners.ownerOf('resp_split')).toBe('a');
+    const stream = notingOwner(observer, owners, { ...current, provider: { prefix: 'b' } });
+    stream.tap(Buffer.from(': ping\n\n'));
+    stream.tap(Buffer.from('event: response.created\ndata: {"type":"response.created","response":{"id":"resp_ping"}}\n\n'));
+    expect(owners.ownerOf('resp_ping')).toBe('b');
+    // Every piece still reaches the request's own record, unchanged.
+    expect(Buffer.concat(seen).toString()).toContain('resp_ping');
+    const failed = notingOwner(observer, owners, { ...current, res: { statusCode: 404 } });
+    failed.tap(Buffer.from('{"id":"resp_error_body"}'));
+    expect(owners.ownerOf('resp_error_body')).toBeUndefined();
   });
 
   it('keeps the most recent ones', () => {
