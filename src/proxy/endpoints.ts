@@ -50,6 +50,8 @@ export interface ModelRequest {
   /** The body as received (UTF-8 JSON of an object), for splicing the target's model into. */
   bytes: Buffer;
   model: string;
+  /** The body as parsed, for the few fields the proxy reads besides `model` (`store`). */
+  fields: Record<string, unknown>;
 }
 
 const bad = (message: string, param: string | null): Result<never, ProxyError> => ({
@@ -74,5 +76,5 @@ export function parseModelRequest(endpoint: Endpoint, bytes: Buffer): Result<Mod
     const i = list.findIndex((m: unknown) => typeof m !== 'object' || m === null || Array.isArray(m));
     if (i !== -1) return bad(`"${name}[${i}]" must be a message object, found ${describe(list[i])}`, `${name}[${i}]`);
   }
-  return { ok: true, value: { bytes, model } };
+  return { ok: true, value: { bytes, model, fields } };
 }

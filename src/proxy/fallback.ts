@@ -34,6 +34,8 @@ export interface Attempts {
   targets: readonly Target[];
   /** The client's body; each target gets it with `model` replaced by its bare model name. */
   body: Buffer;
+  /** Whether the answer is a response the provider keeps (`/v1/responses` without `store: false`): its id is noted. */
+  stored?: boolean;
   /** A multipart upload: the form each bare model name gets, written out (instead of `body`). */
   forms?: ReadonlyMap<string, { bytes: Buffer; contentType: string }>;
   obs: Observation;
@@ -90,7 +92,7 @@ class Targets implements Forward {
     this.forwarded = a.runtime.forwarded;
     this.endpoint = a.endpoint.path;
     this.family = a.endpoint.family;
-    this.observer = a.endpoint.path === '/responses' ? notingOwner(a.obs, shared.owners, this) : a.obs;
+    this.observer = a.stored === true ? notingOwner(a.obs, shared.owners, this) : a.obs;
     this.log = shared.log;
   }
 

@@ -97,7 +97,10 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
     const parsed = parseModelRequest(r.endpoint, body);
     if (!parsed.ok) return sendError(r.res, r.requestId, parsed.error, false, r.endpoint.family);
     const fit = fitting(r, parsed.value.model);
-    if (fit !== null) sendToTargets(shared, { req: r.req, res: r.res, requestId: r.requestId, endpoint: r.endpoint, runtime: r.runtime, targets: fit, body: parsed.value.bytes, obs: r.obs });
+    if (fit === null) return;
+    // A response created with `store: false` is not kept by its provider: no id to note.
+    const stored = r.endpoint.path === '/responses' && parsed.value.fields.store !== false;
+    sendToTargets(shared, { req: r.req, res: r.res, requestId: r.requestId, endpoint: r.endpoint, runtime: r.runtime, targets: fit, body: parsed.value.bytes, obs: r.obs, stored });
   }
 
   function routeForm(r: Incoming, form: Form): void {

@@ -59,6 +59,12 @@ describe.each<Listener>(['proxy', 'daemon'])('stored responses through the %s li
     expect([last().url, last().json?.model, last().headers.authorization]).toEqual(['/v1/responses/compact', 'qwen2', 'Bearer sk-b']);
   });
 
+  it('does not note a response created with store: false (its provider keeps none)', async () => {
+    const made = await openai().responses.create({ model: 'a:unstored', input: 'hi', store: false });
+    const e = await openai().responses.retrieve(made.id).catch((x: unknown) => x);
+    expect((e as InstanceType<typeof OpenAI.NotFoundError>).code).toBe('response_not_found');
+  });
+
   it('an id the proxy has not seen is a 404 that says why, and nothing reaches a provider', async () => {
     const before = h.mock.received.length;
     const e = await openai().responses.retrieve('resp_elsewhere').catch((x: unknown) => x);
