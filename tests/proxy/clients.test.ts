@@ -1,10 +1,12 @@
 // Every endpoint through the proxy with the clients people use, unchanged: the
 // official `openai` client, the Vercel AI SDK (whose default `openai('…')` model
-// speaks the Responses API) and the Anthropic SDK, against mock providers that answer
+// speaks the Responses API, and whose Anthropic provider speaks /v1/messages) and the
+// Anthropic SDK, against mock providers that answer
 // as the real APIs do, on both listeners (`tunnel-manager proxy`'s and the daemon's /v1).
 import Anthropic from '@anthropic-ai/sdk';
+import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
-import { generateText, streamText } from 'ai';
+import { APICallError, generateText, streamText } from 'ai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness, type Listener } from './harness.js';
@@ -121,6 +123,29 @@ describe.each<Listener>(['proxy', 'daemon'])('clients through the %s listener', 
       for await (const t of s.textStream) text += t;
       expect(text).toBe('hello from the mock');
       expect((await s.usage).inputTokens).toBe(7);
+    });
+  });
+
+  describe("the Vercel AI SDK's Anthropic provider", () => {
+    const provider = () => createAnthropic({ baseURL: `${h.url}/v1`, apiKey: KEY });
+
+    it('generateText and streamText with anthropic(…): /v1/messages, x-api-key to the proxy, the provider key upstream', async () => {
+      const r = await generateText({ model: provider()('claude:claude-sonnet-4'), prompt: 'hi', maxRetries: 0 });
+      expect(r.text).toBe('hello from the mock');
+      expect(r.finishReason).toBe('stop');
+      expect([last().url, last().json?.model, last().headers['x-api-key']]).toEqual(['/v1/messages', 'claude-sonnet-4', 'sk-upstream-anthropic']);
+      const s = streamText({ model: provider()('claude:claude-sonnet-4'), prompt: 'hi', maxRetries: 0 });
+      let text = '';
+      for await (const t of s.textStream) text += t;
+      expect(text).toBe('hello from the mock');
+      expect((await s.usage).outputTokens).toBeGreaterThan(0);
+    });
+
+    it('an unknown model is an APICallError with the proxy\'s message, in Anthropic\'s shape', async () => {
+      const e = await generateText({ model: provider()('nope:x'), prompt: 'hi', maxRetries: 0 }).catch((x: unknown) => x);
+      expect(APICallError.isInstance(e)).toBe(true);
+      expect((e as APICallError).statusCode).toBe(404);
+      expect((e as APICallError).message).toContain('no provider "nope"');
     });
   });
 
