@@ -20,15 +20,21 @@ export function errorBody(code: string, message: string): string {
  */
 export function answerParserErrors(server: http.Server): void {
   server.on('clientError', (e: NodeJS.ErrnoException, socket: Duplex) => {
-    if (!socket.writable || (socket as Duplex & { _httpMessage?: unknown })._httpMessage) {
+    const timedOut = e.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+    const answering = (socket as Duplex & { _httpMessage?: { headersSent: boolean } })._httpMessage;
+    // A request still arriving when its time is up may have reached a route already,
+    // which has not answered yet (it waits for the body): the 408 replaces that answer.
+    if (!socket.writable || (answering !== undefined && !(timedOut && !answering.headersSent))) {
       socket.destroy();
       return;
     }
     const tooLarge = e.code === 'HPE_HEADER_OVERFLOW';
-    const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
+    const status = tooLarge ? '431 Request Header Fields Too Large' : timedOut ? '408 Request Timeout' : '400 Bad Request';
     const body = tooLarge
       ? errorBody('request_too_large', 'the request line or headers are larger than 16 KiB')
-      : errorBody('bad_request', 'the request is not valid HTTP/1.1');
+      : timedOut
+        ? errorBody('request_timeout', `the request was not received in full within ${Math.round(server.requestTimeout / 1000)} s`)
+        : errorBody('bad_request', 'the request is not valid HTTP/1.1');
     socket.end(`HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
   });
 }
@@ -51,10 +57,17 @@ export function requireHost(listener: RequestListener): RequestListener {
 }
 
 /**
+ * How long a request may take to arrive, headers and body (Node's own default, said
+ * here so that every listener has it): a client that trickles a body is cut off with a
+ * 408. It does not bound the answer: a stream lasts as long as its provider talks.
+ */
+export const REQUEST_TIMEOUT_MS = 300_000;
+
+/**
  * Options for `http.createServer` that go with `requireHost`. Idle kept-alive
  * connections are kept 65 s, longer than clients keep theirs (httpx drops an idle one
  * after 5 s, undici's fetch after 4 s): the client always closes first, so a request
  * of a client that does not read `Keep-Alive: timeout` never meets a connection the
  * server is closing at that moment (Node's own 5 s would race with httpx's).
  */
-export const LISTENER_OPTIONS: http.ServerOptions = { requireHostHeader: false, keepAliveTimeout: 65_000 };
+export const LISTENER_OPTIONS: http.ServerOptions = { requireHostHeader: false, keepAliveTimeout: 65_000, requestTimeout: REQUEST_TIMEOUT_MS };

@@ -22,7 +22,13 @@ export interface ProxyServer {
  * proxy's series on `GET /metrics` (behind `proxy.api_keys` like `/v1`, since this
  * listener is the clients').
  */
-export function startProxyServer(options: { host: string; port: number; deps: ProxyDeps }): Promise<ProxyServer> {
+export function startProxyServer(options: {
+  host: string;
+  port: number;
+  deps: ProxyDeps;
+  /** How long a request may take to arrive (REQUEST_TIMEOUT_MS unless set, as for a test). */
+  requestTimeoutMs?: number;
+}): Promise<ProxyServer> {
   const deps = { ...options.deps, metrics: options.deps.metrics ?? createProxyMetrics() };
   const handler = createProxyHandler(deps);
   const runtimeOf = runtimeCache(deps.env ?? process.env);
@@ -37,10 +43,8 @@ export function startProxyServer(options: { host: string; port: number; deps: Pr
       res.end(req.method === 'HEAD' ? undefined : text);
     });
   };
-  // Streams may stay open for as long as the upstream keeps talking; the per-provider
-  // timeouts bound them, not Node's request timer.
   const server = http.createServer(
-    { requestTimeout: 0, noDelay: true, ...LISTENER_OPTIONS },
+    { noDelay: true, ...LISTENER_OPTIONS, ...(options.requestTimeoutMs === undefined ? {} : { requestTimeout: options.requestTimeoutMs, connectionsCheckingInterval: Math.min(1000, options.requestTimeoutMs) }) },
     requireHost((req, res) => {
       if ((req.method === 'GET' || req.method === 'HEAD') && (req.url === '/metrics' || req.url?.startsWith('/metrics?'))) return metrics(req, res);
       handler(req, res);
