@@ -21,22 +21,35 @@ export function errorBody(code: string, message: string): string {
 export function answerParserErrors(server: http.Server): void {
   server.on('clientError', (e: NodeJS.ErrnoException, socket: Duplex) => {
     const timedOut = e.code === 'ERR_HTTP_REQUEST_TIMEOUT';
-    const answering = (socket as Duplex & { _httpMessage?: { headersSent: boolean } })._httpMessage;
+    // The answer in progress on this connection: Node sets null once one has finished
+    // (a kept-alive connection between requests), which counts as none.
+    const answering = (socket as Duplex & { _httpMessage?: ServerResponseState | null })._httpMessage ?? undefined;
     // A request still arriving when its time is up may have reached a route already,
-    // which has not answered yet (it waits for the body): the 408 replaces that answer.
-    if (!socket.writable || (answering !== undefined && !(timedOut && !answering.headersSent))) {
+    // which waits for its body and has not answered: the 408 replaces that answer. An
+    // answer to any other request (complete, or already started) is never written over.
+    const waitingForBody = answering !== undefined && timedOut && !answering.headersSent && answering.req?.complete === false;
+    if (!socket.writable || (answering !== undefined && !waitingForBody)) {
       socket.destroy();
       return;
     }
     const tooLarge = e.code === 'HPE_HEADER_OVERFLOW';
     const status = tooLarge ? '431 Request Header Fields Too Large' : timedOut ? '408 Request Timeout' : '400 Bad Request';
+    // Before its head is complete a request has headersTimeout; after, requestTimeout in all.
+    const limit = Math.round((answering === undefined ? Math.min(server.headersTimeout, server.requestTimeout || Infinity) : server.requestTimeout) / 1000);
     const body = tooLarge
       ? errorBody('request_too_large', 'the request line or headers are larger than 16 KiB')
       : timedOut
-        ? errorBody('request_timeout', `the request was not received in full within ${Math.round(server.requestTimeout / 1000)} s`)
+        ? errorBody('request_timeout', `the request was not received in full within ${limit} s`)
         : errorBody('bad_request', 'the request is not valid HTTP/1.1');
-    socket.end(`HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    const head = `HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n`;
+    socket.end(answering?.req?.method === 'HEAD' ? head : head + body);
   });
+}
+
+/** What the clientError handler reads of the answer in progress on a connection. */
+interface ServerResponseState {
+  headersSent: boolean;
+  req?: { complete: boolean; method?: string };
 }
 
 /**

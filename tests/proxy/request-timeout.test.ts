@@ -3,12 +3,13 @@
 // that time is never cut. Shown with a 1 s limit on `tunnel-manager proxy`'s listener
 // (in production it is REQUEST_TIMEOUT_MS, the same on the daemon's listener).
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { proxySchema } from '../../src/config/proxy-schema.js';
 import { answerParserErrors, LISTENER_OPTIONS, REQUEST_TIMEOUT_MS } from '../../src/http-listener.js';
 import { startProxyServer, type ProxyServer } from '../../src/proxy/index.js';
-import { chat, open } from './harness.js';
+import { call, chat, open } from './harness.js';
 import { startMockUpstream, type MockUpstream } from './mock-upstream.js';
 
 /** Sends the head and one byte of a 100-byte body, then one more byte every 300 ms; resolves with the answer or the error. */
@@ -52,6 +53,57 @@ describe('the time a request may take to arrive', () => {
     expect(x.text()).toMatch(/data: \[DONE\]\n\n$/);
   });
 
+  /** Writes `first`, then `then` once the first answer is in; resolves with all that came back before the server closed. */
+  const exchange = (first: string, then: string): Promise<string> =>
+    new Promise((resolve) => {
+      const s = net.connect(proxy.port, '127.0.0.1', () => s.write(first));
+      let text = '';
+      let sent = false;
+      s.on('data', (d) => {
+        text += d;
+        if (!sent && text.includes('\r\n\r\n')) {
+          sent = true;
+          setTimeout(() => s.write(then), 50);
+        }
+      });
+      s.on('close', () => resolve(text));
+    });
+  const models = 'GET /v1/models HTTP/1.1\r\nhost: x\r\n\r\n';
+
+  it('answers a second request on a kept-alive connection whose head never completes with the 408, and the server goes on', async () => {
+    const got = await exchange(models, 'GET /v1/models HTTP/1.1\r\nhost: x\r\n');
+    expect(got).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(got).toContain('HTTP/1.1 408 Request Timeout\r\n');
+    expect(got).toContain('"code":"request_timeout"');
+    // Still serving.
+    expect((await call(`http://127.0.0.1:${proxy.port}`, { body: chat('mock:llama3:8b') })).status).toBe(200);
+  });
+
+  it('answers a malformed second request on a kept-alive connection with the JSON 400', async () => {
+    const got = await exchange(models, 'GARBAGE\r\n\r\n');
+    expect(got).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(got).toContain('HTTP/1.1 400 Bad Request\r\n');
+    expect(got).toContain('"code":"bad_request"');
+  });
+
+  it('never writes a 408 in place of the answer to an earlier, complete request still waiting on its provider (a pipelined second one)', async () => {
+    const before = mock.received.length;
+    const body = chat('mock:slow:1500');
+    const got = await new Promise<string>((resolve) => {
+      const s = net.connect(proxy.port, '127.0.0.1', () =>
+        s.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\n`),
+      );
+      let text = '';
+      s.on('data', (d) => (text += d));
+      s.on('close', () => resolve(text));
+      s.on('error', () => resolve(text));
+    });
+    expect(mock.received.length).toBe(before + 1);
+    // The first answer on the connection is the first request's; a 408, if any, can only follow it.
+    expect(got).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(got.indexOf('408')).not.toBe(9);
+  });
+
   it('is Node\'s own 300 s on every listener unless set', () => {
     expect(REQUEST_TIMEOUT_MS).toBe(300_000);
     const server = http.createServer(LISTENER_OPTIONS);
@@ -65,7 +117,6 @@ describe('the time a request may take to arrive', () => {
     answerParserErrors(server);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
-    const net = await import('node:net');
     const got = await new Promise<string>((resolve) => {
       const s = net.connect(port, '127.0.0.1', () => s.write('POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\n'));
       let text = '';
