@@ -43,6 +43,24 @@ const cases = (name: string, port: () => number) =>
       expect(JSON.parse(r.body)).toEqual({ error: { message: 'an HTTP/1.1 request needs a Host header', type: 'invalid_request_error', param: null, code: 'bad_request' } });
     });
 
+    it('answers a malformed request after a good one on a kept-alive connection with the JSON error body', async () => {
+      const got = await new Promise<string>((resolve, reject) => {
+        const s = net.connect(port(), '127.0.0.1', () => s.write('GET /v1/models HTTP/1.1\r\nhost: x\r\n\r\n'));
+        let text = '';
+        s.on('data', (d) => {
+          const first = text === '';
+          text += d.toString('utf8');
+          // The second request goes once the first answer is in: the connection is idle between them.
+          if (first) setTimeout(() => s.write('GARBAGE\r\n\r\n'), 50);
+        });
+        s.on('error', reject);
+        s.on('close', () => resolve(text));
+      });
+      expect(got).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+      expect(got).toContain('HTTP/1.1 400 Bad Request\r\n');
+      expect(got).toContain('"code":"bad_request"');
+    });
+
     it('answers what Node\'s parser refuses with the JSON error body', async () => {
       for (const raw of ['GARBAGE\r\n\r\n', 'POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: abc\r\n\r\n']) {
         const r = await rawExchange(port(), raw);
