@@ -1,6 +1,6 @@
 import type { ProviderFormat } from '../config/proxy-schema.js';
-import type { Result } from '../result.js';
-import type { ErrorFamily, ProxyError } from './errors.js';
+import { err, type Result } from '../result.js';
+import { invalidRequest, type ErrorFamily, type ProxyError } from './errors.js';
 import { describe, readJsonBody } from './json-body.js';
 
 /** One POST endpoint routed by its body's `model`; the table below is the whole list. */
@@ -54,10 +54,7 @@ export interface ModelRequest {
   fields: Record<string, unknown>;
 }
 
-const bad = (message: string, param: string | null): Result<never, ProxyError> => ({
-  ok: false,
-  error: { status: 400, type: 'invalid_request_error', code: 'invalid_request', message, param },
-});
+const bad = (message: string, param: string | null): Result<never, ProxyError> => err(invalidRequest(message, param));
 
 /** Checks a body once: UTF-8 JSON of an object, `model`, and `messages` where the endpoint has them. */
 export function parseModelRequest(endpoint: Endpoint, bytes: Buffer): Result<ModelRequest, ProxyError> {

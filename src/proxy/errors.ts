@@ -91,13 +91,11 @@ export const tooLarge = (limit: number, decompressed?: string): ProxyError => ({
   message: `the request body is larger than ${limit} bytes${decompressed === undefined ? '' : ` once its ${decompressed} is decompressed`}`,
 });
 
+/** The 400 for a request the proxy cannot take as it is; `param` names the field at fault. */
+export const invalidRequest = (message: string, param: string | null = null): ProxyError => ({ status: 400, type: 'invalid_request_error', code: 'invalid_request', message, param });
+
 /** The 400 for a path part (a model or response id) that is not valid percent-encoding. */
-export const badPercentEncoding = (what: string): ProxyError => ({
-  status: 400,
-  type: 'invalid_request_error',
-  code: 'invalid_request',
-  message: `the ${what} in the path is not valid percent-encoding`,
-});
+export const badPercentEncoding = (what: string): ProxyError => invalidRequest(`the ${what} in the path is not valid percent-encoding`);
 
 export const timeoutError = (prefix: string, seconds: number, stage: 'headers' | 'chunk'): ProxyError => ({
   status: 504,

@@ -2,7 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestListener } from '../http-listener.js';
 import type { Admit } from './admission.js';
 import type { TunnelLookup } from './deps.js';
-import { badPercentEncoding, sendError, type ErrorFamily, type ProxyError } from './errors.js';
+import { err, type Result } from '../result.js';
+import { badPercentEncoding, invalidRequest, sendError, type ErrorFamily, type ProxyError } from './errors.js';
 import type { ModelCatalog, ModelEntry } from './models.js';
 
 /**
@@ -69,8 +70,8 @@ const DEFAULT_LIMIT = 20;
 const MAX_LIMIT = 1000;
 
 /** One page of Anthropic's model list: after `after_id` or before `before_id`, at most `limit` entries. */
-export function anthropicPage(all: readonly ModelEntry[], query: URLSearchParams): { ok: true; value: unknown } | { ok: false; error: ProxyError } {
-  const bad = (message: string, param: string): { ok: false; error: ProxyError } => ({ ok: false, error: { status: 400, type: 'invalid_request_error', code: 'invalid_request', message, param } });
+export function anthropicPage(all: readonly ModelEntry[], query: URLSearchParams): Result<unknown, ProxyError> {
+  const bad = (message: string, param: string): Result<never, ProxyError> => err(invalidRequest(message, param));
   const limitText = query.get('limit');
   const limit = limitText === null ? DEFAULT_LIMIT : /^[0-9]{1,4}$/.test(limitText) ? Number(limitText) : NaN;
   if (!(limit >= 1 && limit <= MAX_LIMIT)) return bad(`limit must be a whole number from 1 to ${MAX_LIMIT}, found ${JSON.stringify(limitText)}`, 'limit');

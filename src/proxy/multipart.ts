@@ -1,7 +1,7 @@
 import busboy from 'busboy';
 import { MIMEType } from 'node:util';
 import { err, ok, type Result } from '../result.js';
-import type { ProxyError } from './errors.js';
+import { invalidRequest, type ProxyError } from './errors.js';
 
 /**
  * Multipart request bodies: the uploads of audio transcription and translation
@@ -34,7 +34,7 @@ export interface Form {
 // refused before it costs more than a real one.
 const MAX_PARTS = 100;
 
-const bad = (message: string, param: string | null = null): Result<never, ProxyError> => err({ status: 400, type: 'invalid_request_error', code: 'invalid_request', message, param });
+const bad = (message: string, param: string | null = null): Result<never, ProxyError> => err(invalidRequest(message, param));
 
 /** Reads a whole multipart/form-data body and its `model` field. */
 export function readForm(bytes: Buffer, contentType: string | undefined, done: (form: Result<Form, ProxyError>) => void): void {

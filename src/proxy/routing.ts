@@ -1,8 +1,8 @@
 import type { ProviderFormat } from '../config/proxy-schema.js';
-import type { Result } from '../result.js';
+import { err, type Result } from '../result.js';
 import { splitModel } from './model-field.js';
 import type { TunnelLookup } from './deps.js';
-import type { ProxyError } from './errors.js';
+import { invalidRequest, type ProxyError } from './errors.js';
 import { withCredentialFor, type Provider, type ProviderEntry, type Runtime, type Target } from './providers.js';
 
 const notFound = (message: string): Result<never, ProxyError> => ({
@@ -23,7 +23,7 @@ export function targetsFor(model: string, runtime: Runtime): Result<Target[], Pr
   const split = splitModel(model);
   if (split !== null && runtime.providers.has(split.prefix)) {
     if (split.model === '') {
-      return { ok: false, error: { status: 400, type: 'invalid_request_error', code: 'invalid_request', param: 'model', message: `model ${shown(model)} names no model after the prefix` } };
+      return err(invalidRequest(`model ${shown(model)} names no model after the prefix`, 'model'));
     }
     return { ok: true, value: [split] };
   }
