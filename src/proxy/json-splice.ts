@@ -62,6 +62,9 @@ function valueEnd(bytes: Uint8Array, i: number): number {
   throw new Error('unbalanced value in accepted JSON');
 }
 
+// Printable ASCII but the quote and the backslash: JSON.stringify would leave it as it is.
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
 const isSpace = (c: number | undefined): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 /** The byte spans `[start, end)` of the values of every top-level member named `key` (duplicates included). */
@@ -111,7 +114,8 @@ function sameKey(bytes: Uint8Array, start: number, end: number, key: string): bo
 export function spliceTopLevelString(body: Buffer, key: string, value: string): Buffer {
   const spans = topLevelValueSpans(body, key);
   if (spans.length === 0) return body;
-  const replacement = JSON.stringify(value);
+  // A plain ASCII value (nearly every model name) is its own JSON text between quotes.
+  const replacement = PLAIN.test(value) ? `"${value}"` : JSON.stringify(value);
   const width = Buffer.byteLength(replacement, 'utf8');
   let size = body.length;
   for (const [start, end] of spans) size += width - (end - start);

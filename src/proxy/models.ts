@@ -36,7 +36,7 @@ export function createModelCatalog(pool: UpstreamPool, log?: (entry: Record<stri
   const cache = new Map<string, Promise<Listing>>();
 
   function listingOf(p: Provider): Promise<Listing> {
-    const key = `${p.prefix}\n${p.origin.protocol}//${p.origin.host}${p.basePath}\n${p.credential?.value ?? ''}`;
+    const key = `${p.prefix}\n${p.origin.url}${p.basePath}\n${p.credential?.value ?? ''}`;
     const hit = cache.get(key);
     if (hit !== undefined) return hit;
     const listing = fetchModels(pool, p).then((result) => {

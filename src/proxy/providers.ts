@@ -177,7 +177,7 @@ export function compile(config: ProxyConfig, env: NodeJS.ProcessEnv): Runtime {
 }
 
 function place(protocol: 'http:' | 'https:', hostname: string, port: number, host = hostname.includes(':') ? `[${hostname}]:${port}` : `${hostname}:${port}`): Pick<Provider, 'hostname' | 'port' | 'origin'> {
-  return { hostname, port, origin: { protocol, hostname, port, host } };
+  return { hostname, port, origin: { protocol, hostname, port, host, url: `${protocol}//${host}` } };
 }
 
 /** The provider as a request of `format` reaches it: Anthropic's API takes its key as `x-api-key`. */

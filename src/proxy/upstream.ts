@@ -17,6 +17,8 @@ export interface Origin {
   port: number;
   /** `host[:port]` as the base URL spells it (IPv6 in brackets). */
   host: string;
+  /** `protocol//host`, the pool's key: made once per provider, not per request. */
+  url: string;
 }
 
 /** One request. Header values must already be free of CR, LF and other control characters. */
@@ -121,7 +123,7 @@ export function createUpstreamPool(options: { ca?: string | Buffer } = {}): Upst
     const exchange = new UndiciExchange(sink);
     agentFor(call.keepAliveMs).dispatch(
       {
-        origin: `${origin.protocol}//${origin.host}`,
+        origin: origin.url,
         path: call.path,
         method: call.method,
         headers: call.body === null ? call.headers : appendLength(call.headers, call.body.length),

@@ -30,6 +30,12 @@ describe('splicing the model into the raw body', () => {
     expect(splice('{"model":"p:x"}', 'a"b\\c')).toBe('{"model":"a\\"b\\\\c"}');
   });
 
+  it('writes every kind of value as JSON.stringify would: plain ASCII as it is, anything else escaped', () => {
+    for (const value of ['llama3:8b', 'org/model-7B_v1.5@q4', ' ~!', 'a"b', 'a\\b', 'tab\there', 'nl\n', 'del\u007f', 'é', '日本😀', '\u2028', '']) {
+      expect(splice('{"model":"p:x","n":1}', value)).toBe(`{"model":${JSON.stringify(value)},"n":1}`);
+    }
+  });
+
   it('finds nothing in a body without the key', () => {
     expect(topLevelValueSpans(Buffer.from('{"a":[1,2,{"model":1}]}'), 'model')).toEqual([]);
   });

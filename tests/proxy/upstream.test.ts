@@ -93,7 +93,7 @@ function get(pool: UpstreamPool, origin: Origin): Promise<Outcome> {
   });
 }
 
-const origin = (port: number, protocol: 'http:' | 'https:' = 'http:', hostname = '127.0.0.1'): Origin => ({ protocol, hostname, port, host: `${hostname}:${port}` });
+const origin = (port: number, protocol: 'http:' | 'https:' = 'http:', hostname = '127.0.0.1'): Origin => ({ protocol, hostname, port, host: `${hostname}:${port}`, url: `${protocol}//${hostname}:${port}` });
 
 describe('the upstream client', () => {
   const cleanup: (() => unknown)[] = [];
