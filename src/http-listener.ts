@@ -4,6 +4,7 @@
  * has, not Node's bare status line. The shape is OpenAI's (`message`, `type`,
  * `param`, `code`), which also carries the control API's `code` and `message`.
  */
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
 
@@ -41,7 +42,8 @@ export function answerParserErrors(server: http.Server): void {
       : timedOut
         ? errorBody('request_timeout', `the request was not received in full within ${limit} s`)
         : errorBody('bad_request', 'the request is not valid HTTP/1.1');
-    const head = `HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n`;
+    // Every answer carries an id (SPEC §9); the request's own is not parsed yet, so a new one.
+    const head = `HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${randomUUID()}\r\nconnection: close\r\n\r\n`;
     socket.end(answering?.req?.method === 'HEAD' ? head : head + body);
   });
 }
@@ -56,17 +58,36 @@ interface ServerResponseState {
  * HTTP/1.1 requires `Host`; Node refuses a request without it with a bare 400 when
  * `requireHostHeader` is on, so it is turned off (see `LISTENER_OPTIONS`) and the
  * refusal made here, with the JSON body. HTTP/1.0 does not require it and is served.
+ *
+ * A request target in absolute form (`POST http://host/v1/chat/completions`, which
+ * RFC 9112 §3.2.2 says servers must accept) is turned into its origin form (path and
+ * query) before any route reads `req.url`, and its authority replaces `Host`, as that
+ * section says: every route sees one form. A target that is neither a path nor an
+ * http(s) URL (other than `*`) is refused with a 400 that shows it.
  */
 export function requireHost(listener: RequestListener): RequestListener {
   return (req, res) => {
     if (req.headers.host === undefined && !(req.httpVersionMajor === 1 && req.httpVersionMinor === 0)) {
-      const body = errorBody('bad_request', `an HTTP/${req.httpVersion} request needs a Host header`);
-      res.writeHead(400, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' });
-      res.end(body);
-      return;
+      return refuse(res, `an HTTP/${req.httpVersion} request needs a Host header`);
+    }
+    const target = req.url ?? '/';
+    if (!target.startsWith('/') && target !== '*') {
+      const url = URL.canParse(target) ? new URL(target) : null;
+      if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+        return refuse(res, `the request target ${JSON.stringify(target.slice(0, 200))} is neither a path (/v1/…) nor an http(s) URL`);
+      }
+      req.url = url.pathname + url.search;
+      req.headers.host = url.host;
     }
     listener(req, res);
   };
+}
+
+/** A 400 answered by the listener itself, with a new request id (every answer has one, SPEC §9). */
+function refuse(res: http.ServerResponse, message: string): void {
+  const body = errorBody('bad_request', message);
+  res.writeHead(400, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-request-id': randomUUID(), connection: 'close' });
+  res.end(body);
 }
 
 /**

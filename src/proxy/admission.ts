@@ -35,7 +35,7 @@ export function createAdmission(deps: ProxyDeps, runtimeOf: (config: ProxyConfig
     const requestId = pickRequestId(req.headers['x-request-id']);
     const obs = observeRequest({ requestId, endpoint, res, log: deps.log, metrics: deps.metrics });
     const runtime = runtimeOf(deps.getConfig());
-    if (applyCors(req, res, runtime.corsOrigins)) return null;
+    if (applyCors(req, res, runtime.corsOrigins, requestId)) return null;
     if (method !== null && !allows(method, req.method)) {
       const list = (typeof method === 'string' ? [method] : method).flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m]));
       res.setHeader('allow', list.join(', '));

@@ -146,7 +146,7 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
     const requestId = pickRequestId(req.headers['x-request-id']);
     // One label for every unknown path, so that a scanner cannot grow the series without bound.
     observeRequest({ requestId, endpoint: 'other', res, log: deps.log, metrics: deps.metrics });
-    if (applyCors(req, res, runtimeOf(deps.getConfig()).corsOrigins)) return;
+    if (applyCors(req, res, runtimeOf(deps.getConfig()).corsOrigins, requestId)) return;
     const path = (req.url ?? '/').split('?')[0]!;
     sendError(res, requestId, notFound(req.method ?? '', path), true, path === '/v1/messages' || path.startsWith('/v1/messages/') ? 'anthropic' : 'openai');
   };

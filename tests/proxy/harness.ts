@@ -1,5 +1,6 @@
 /** Starts a mock upstream and the proxy in front of it, with a config the test can change live. */
 import http from 'node:http';
+import net from 'node:net';
 import { proxySchema, type ProxyConfig } from '../../src/config/proxy-schema.js';
 import { startProxyServer, type ProxyDeps } from '../../src/proxy/index.js';
 import { startDaemonListener } from './daemon-listener.js';
@@ -149,4 +150,24 @@ export async function eventually(test: () => boolean, what: string, ms = 10_000)
     if (Date.now() > deadline) throw new Error(`still not true after ${ms} ms: ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/**
+ * Sends `raw` bytes on a fresh connection; resolves with what came back before the
+ * server closed it. `halfClose`: end the sending side at once (a request the server
+ * answers at once); false keeps it open, as a client waiting for a relayed answer does.
+ */
+export function rawExchange(port: number, raw: string, halfClose = true): Promise<{ status: number; headers: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const s = net.connect(port, '127.0.0.1');
+    let got = '';
+    s.on('data', (d) => (got += d.toString('utf8')));
+    s.on('error', reject);
+    s.on('close', () => {
+      const cut = got.indexOf('\r\n\r\n');
+      resolve({ status: Number(got.slice(9, 12)), headers: got.slice(0, cut).toLowerCase(), body: got.slice(cut + 4) });
+    });
+    if (halfClose) s.end(raw);
+    else s.write(raw);
+  });
 }

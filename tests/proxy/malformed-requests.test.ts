@@ -13,21 +13,10 @@ import { createMetrics } from '../../src/api/metrics.js';
 import { startListeners, type Listeners } from '../../src/api/server.js';
 import { createProxyApp, startProxyServer, type ProxyServer } from '../../src/proxy/index.js';
 import { FakeEngine, SAMPLE } from '../unit/api-fake-engine.js';
+import { rawExchange } from './harness.js';
 
-/** Sends `raw` on a fresh connection; resolves with what came back before the server closed it. */
-function rawExchange(port: number, raw: string): Promise<{ status: number; headers: string; body: string }> {
-  return new Promise((resolve, reject) => {
-    const s = net.connect(port, '127.0.0.1');
-    let got = '';
-    s.on('data', (d) => (got += d.toString('utf8')));
-    s.on('error', reject);
-    s.on('close', () => {
-      const cut = got.indexOf('\r\n\r\n');
-      resolve({ status: Number(got.slice(9, 12)), headers: got.slice(0, cut).toLowerCase(), body: got.slice(cut + 4) });
-    });
-    s.end(raw);
-  });
-}
+// Answers made before any route gets an id of their own (SPEC §9: every response has one).
+const REQUEST_ID = /\r\nx-request-id: [0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(\r\n|$)/;
 
 const cases = (name: string, port: () => number) =>
   describe(name, () => {
@@ -40,6 +29,7 @@ const cases = (name: string, port: () => number) =>
       const r = await rawExchange(port(), 'GET /v1/models HTTP/1.1\r\nconnection: close\r\n\r\n');
       expect(r.status).toBe(400);
       expect(r.headers).toContain('content-type: application/json');
+      expect(r.headers).toMatch(REQUEST_ID);
       expect(JSON.parse(r.body)).toEqual({ error: { message: 'an HTTP/1.1 request needs a Host header', type: 'invalid_request_error', param: null, code: 'bad_request' } });
     });
 
@@ -65,8 +55,22 @@ const cases = (name: string, port: () => number) =>
       for (const raw of ['GARBAGE\r\n\r\n', 'POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: abc\r\n\r\n']) {
         const r = await rawExchange(port(), raw);
         expect(r.status).toBe(400);
+        expect(r.headers).toMatch(REQUEST_ID);
         expect(JSON.parse(r.body).error).toMatchObject({ code: 'bad_request', message: 'the request is not valid HTTP/1.1' });
       }
+    });
+
+    it('answers headers over 16 KiB with a JSON 431 that has a request id', async () => {
+      const r = await rawExchange(port(), `GET /v1/models HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(17 * 1024)}\r\n\r\n`);
+      expect(r.status).toBe(431);
+      expect(r.headers).toMatch(REQUEST_ID);
+      expect(JSON.parse(r.body).error).toMatchObject({ code: 'request_too_large', message: 'the request line or headers are larger than 16 KiB' });
+    });
+
+    it('gives each refusal an id of its own', async () => {
+      const ids = await Promise.all([0, 1].map(async () => (await rawExchange(port(), 'GARBAGE\r\n\r\n')).headers.match(REQUEST_ID)?.[0]));
+      expect(ids[0]).toBeDefined();
+      expect(ids[0]).not.toBe(ids[1]);
     });
   });
 

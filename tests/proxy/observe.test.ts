@@ -84,7 +84,7 @@ describe('cors_origins', () => {
     expect(ok.status).toBe(204);
     expect(ok.headers).toMatchObject({
       'access-control-allow-origin': 'https://app.example.com',
-      'access-control-allow-methods': 'GET, POST, OPTIONS',
+      'access-control-allow-methods': 'GET, POST, DELETE, OPTIONS',
       'access-control-allow-headers': 'authorization, content-type, x-stainless-os',
     });
     expect((await preflight('https://evil.example')).headers['access-control-allow-origin']).toBeUndefined();

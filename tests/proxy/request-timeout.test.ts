@@ -12,13 +12,15 @@ import { startProxyServer, type ProxyServer } from '../../src/proxy/index.js';
 import { call, chat, open } from './harness.js';
 import { startMockUpstream, type MockUpstream } from './mock-upstream.js';
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 /** Sends the head and one byte of a 100-byte body, then one more byte every 300 ms; resolves with the answer or the error. */
-function trickle(port: number): Promise<{ status: number; body: string } | { error: string }> {
+function trickle(port: number): Promise<{ status: number; body: string; requestId: string | undefined } | { error: string }> {
   return new Promise((resolve) => {
     const req = http.request({ port, host: '127.0.0.1', method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json', 'content-length': 100 } }, (res) => {
       let body = '';
       res.on('data', (d) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, requestId: res.headers['x-request-id'] as string | undefined }));
     });
     req.on('error', (e) => resolve({ error: e.message }));
     req.write('{');
@@ -42,7 +44,11 @@ describe('the time a request may take to arrive', () => {
 
   it('cuts off a client that trickles its body with a JSON 408, and nothing reaches the provider', async () => {
     const got = await trickle(proxy.port);
-    expect(got).toEqual({ status: 408, body: JSON.stringify({ error: { message: 'the request was not received in full within 1 s', type: 'invalid_request_error', param: null, code: 'request_timeout' } }) });
+    expect(got).toEqual({
+      status: 408,
+      body: JSON.stringify({ error: { message: 'the request was not received in full within 1 s', type: 'invalid_request_error', param: null, code: 'request_timeout' } }),
+      requestId: expect.stringMatching(UUID),
+    });
     expect(mock.received).toHaveLength(0);
   });
 
@@ -125,6 +131,7 @@ describe('the time a request may take to arrive', () => {
     });
     server.close();
     expect(got).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+    expect(got).toMatch(/\r\nx-request-id: [0-9a-f-]{36}\r\n/);
     expect(got).toContain('"code":"request_timeout"');
   });
 });

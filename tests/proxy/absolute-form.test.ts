@@ -1,0 +1,83 @@
+/**
+ * A request target in absolute form (`POST http://host/v1/chat/completions`), which
+ * RFC 9112 §3.2.2 says servers must accept, reaches every route as its path and query
+ * would: the endpoints, the model list, a model by id, a stored response by id, and
+ * the daemon's control API, on both listeners. A target that is neither a path nor an
+ * http(s) URL is a 400 that shows it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, chat, rawExchange, startHarness, type Harness, type Listener } from './harness.js';
+
+const KEY = 'sk-proxy-absolute';
+const auth = { authorization: `Bearer ${KEY}` };
+
+describe.each<Listener>(['proxy', 'daemon'])('absolute-form request targets on the %s listener', (listener) => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness((base) => ({ api_keys: ['${PROXY_KEY}'], providers: { mock: { base_url: base } }, default_provider: 'mock' }), { env: { PROXY_KEY: KEY } }, listener);
+  });
+  afterAll(() => h.close());
+  const last = () => h.mock.received[h.mock.received.length - 1]!;
+
+  it('serves a completion, with the query, as the path alone would be', async () => {
+    const r = await call(h.url, { path: 'http://example.test/v1/chat/completions?x=1', body: chat('mock:llama3:8b'), headers: auth });
+    expect(r.status).toBe(200);
+    expect(r.json.choices[0].message.content).toBe('hello from the mock');
+    expect([last().url, last().json?.model]).toEqual(['/v1/chat/completions?x=1', 'llama3:8b']);
+  });
+
+  it('serves the model list and a model by id', async () => {
+    const list = await call(h.url, { method: 'GET', path: `${h.url}/v1/models`, headers: auth });
+    expect(list.status).toBe(200);
+    expect(list.json.data.map((m: { id: string }) => m.id)).toEqual(['mock:llama3:8b', 'mock:qwen2']);
+    const one = await call(h.url, { method: 'GET', path: 'http://example.test/v1/models/mock:qwen2', headers: auth });
+    expect([one.status, one.json.id]).toEqual([200, 'mock:qwen2']);
+  });
+
+  it('serves GET and DELETE on a stored response by id, with the query', async () => {
+    const got = await call(h.url, { method: 'GET', path: 'http://example.test/v1/responses/resp_abc?include=x', headers: auth });
+    expect(got.status).toBe(200);
+    expect([last().method, last().url]).toEqual(['GET', '/v1/responses/resp_abc?include=x']);
+    const gone = await call(h.url, { method: 'DELETE', path: 'https://example.test/v1/responses/resp_abc', headers: auth });
+    expect(gone.status).toBe(200);
+    expect([last().method, last().url]).toEqual(['DELETE', '/v1/responses/resp_abc']);
+  });
+
+  it('serves the exact bytes of an absolute-form request line from a raw socket', async () => {
+    const body = chat('mock:llama3:8b');
+    const port = Number(new URL(h.url).port);
+    const r = await rawExchange(
+      port,
+      `POST http://example.test/v1/chat/completions HTTP/1.1\r\nhost: example.test\r\nauthorization: Bearer ${KEY}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+      false,
+    );
+    expect(r.status).toBe(200);
+    expect(r.body).toContain('hello from the mock');
+    const models = await rawExchange(port, `GET http://example.test/v1/models/mock:llama3:8b HTTP/1.1\r\nhost: example.test\r\nauthorization: Bearer ${KEY}\r\nconnection: close\r\n\r\n`, false);
+    expect(models.status).toBe(200);
+    expect(JSON.parse(models.body).id).toBe('mock:llama3:8b');
+    const stored = await rawExchange(port, `GET http://example.test/v1/responses/resp_raw HTTP/1.1\r\nhost: example.test\r\nauthorization: Bearer ${KEY}\r\nconnection: close\r\n\r\n`, false);
+    expect(stored.status).toBe(200);
+    expect([last().method, last().url]).toEqual(['GET', '/v1/responses/resp_raw']);
+  });
+
+  it('refuses a target that is neither a path nor an http(s) URL, saying which', async () => {
+    const r = await rawExchange(Number(new URL(h.url).port), 'GET ftp://example.test/v1/models HTTP/1.1\r\nhost: example.test\r\nconnection: close\r\n\r\n');
+    expect(r.status).toBe(400);
+    expect(r.headers).toMatch(/\r\nx-request-id: [0-9a-f-]{36}(\r\n|$)/);
+    expect(JSON.parse(r.body).error).toEqual({
+      message: 'the request target "ftp://example.test/v1/models" is neither a path (/v1/…) nor an http(s) URL',
+      type: 'invalid_request_error',
+      param: null,
+      code: 'bad_request',
+    });
+  });
+
+  if (listener === 'daemon') {
+    it("serves the daemon's control API too", async () => {
+      const r = await call(h.url, { method: 'GET', path: 'http://example.test/health' });
+      expect(r.status).toBe(200);
+      expect(r.json).toMatchObject({ ok: true });
+    });
+  }
+});
