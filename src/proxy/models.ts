@@ -1,6 +1,8 @@
 import type { Result } from '../result.js';
+import { bodyEncoding, createBodyDecoder, type DecodedSink } from './body-decoder.js';
 import type { TunnelLookup } from './deps.js';
 import { describeKeyProblem, type Provider, type Runtime } from './providers.js';
+import { relayHeaders } from './response-headers.js';
 import { locate } from './routing.js';
 import type { UpstreamPool } from './upstream.js';
 
@@ -73,6 +75,11 @@ export function createModelCatalog(pool: UpstreamPool, log?: (entry: Record<stri
   };
 }
 
+/**
+ * Asks one provider for its list. The answer is decoded when the provider compresses
+ * it although asked for identity (gzip, deflate, br); the size cap holds for the
+ * decoded bytes, so a small bomb cannot make the proxy hold more.
+ */
 function fetchModels(pool: UpstreamPool, p: Provider): Promise<Listing> {
   if (!p.key.ok) return Promise.resolve({ ok: false, error: describeKeyProblem(p.prefix, p.key.error) });
   const limit = Math.min(LIST_TIMEOUT_MS, p.timeoutMs);
@@ -80,32 +87,53 @@ function fetchModels(pool: UpstreamPool, p: Provider): Promise<Listing> {
     let status = 0;
     const chunks: Buffer[] = [];
     let size = 0;
+    let settled = false;
+    // The provider's bytes go through `input`: a decoder, or straight to `decoded`.
+    let input: { write(c: Buffer): void; end(): void; destroy(): void } | null = null;
     const deadline = setTimeout(() => {
       exchange.abort();
-      resolve({ ok: false, error: `no answer within ${limit} ms` });
+      settle({ ok: false, error: `no answer within ${limit} ms` });
     }, limit);
-    const settle = (r: Listing): void => {
+    function settle(r: Listing): void {
+      if (settled) return;
+      settled = true;
       clearTimeout(deadline);
+      input?.destroy();
       resolve(r);
+    }
+    const decoded: DecodedSink = {
+      data: (c) => {
+        if (settled) return;
+        size += c.length;
+        if (size <= MAX_LIST_BYTES) chunks.push(c);
+        else {
+          exchange.abort();
+          settle({ ok: false, error: `the answer is larger than ${MAX_LIST_BYTES} bytes` });
+        }
+      },
+      end: () => {
+        if (status >= 400) settle({ ok: false, error: `HTTP ${status}` });
+        else settle(parseList(p.prefix, Buffer.concat(chunks).toString('utf8')));
+      },
+      error: (message) => settle({ ok: false, error: status >= 400 ? `HTTP ${status}` : message }),
     };
     const exchange = pool.request(
       p.origin,
       // Anthropic's list comes in pages of 20 unless asked for more.
       { method: 'GET', path: `${p.basePath}/models${p.credential?.name === 'x-api-key' || onlyAnthropic(p) ? '?limit=1000' : ''}`, headers: listHeaders(p), body: null, keepAliveMs: p.keepAliveMs },
       {
-        head: (s) => void (status = s),
-        data: (c) => {
-          size += c.length;
-          if (size <= MAX_LIST_BYTES) chunks.push(c);
+        head: (s, rawHeaders) => {
+          status = s;
+          const encoding = bodyEncoding(relayHeaders(rawHeaders).contentEncoding);
+          if (encoding.kind === 'decodable') input = createBodyDecoder(encoding.name, decoded);
+          else if (encoding.kind === 'identity') input = { write: decoded.data, end: decoded.end, destroy: () => {} };
           else {
             exchange.abort();
-            settle({ ok: false, error: `the answer is larger than ${MAX_LIST_BYTES} bytes` });
+            settle({ ok: false, error: `the answer's content-encoding ${JSON.stringify(encoding.name.slice(0, 100))} is none the proxy reads (gzip, deflate, br)` });
           }
         },
-        end: () => {
-          if (status >= 400) settle({ ok: false, error: `HTTP ${status}` });
-          else settle(parseList(p.prefix, Buffer.concat(chunks).toString('utf8')));
-        },
+        data: (c) => input?.write(c),
+        end: () => input?.end(),
         fail: (f) => settle({ ok: false, error: f.code }),
       },
     );

@@ -65,6 +65,12 @@ export interface MockUpstream {
   release(): void;
   /** What `GET /v1/models` answers; `'hang'` never answers. */
   models: { id: string; owned_by?: string }[] | 'hang';
+  /**
+   * How `GET /v1/models` is compressed, as a provider that ignores the proxy's
+   * `accept-encoding: identity` would: `deflate-raw` is raw deflate sent as `deflate`;
+   * any other name is sent as the content-encoding of a plain body. Unset: plain.
+   */
+  modelsEncoding?: 'gzip' | 'deflate' | 'deflate-raw' | 'br' | (string & {});
   /** Total `/models` requests seen. */
   modelsCalls: number;
   /** Requests met by the idle close instead of an answer (`raceAfterMs`). */
@@ -173,8 +179,15 @@ export async function startMockUpstream(options: MockOptions = {}): Promise<Mock
     mock.modelsCalls++;
     if (mock.models === 'hang') return;
     const body = JSON.stringify({ object: 'list', data: mock.models.map((m) => ({ object: 'model', created: 2, ...m })) });
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(body);
+    const enc = mock.modelsEncoding;
+    if (enc === undefined) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return void res.end(body);
+    }
+    const packed =
+      enc === 'gzip' ? zlib.gzipSync(body) : enc === 'deflate' ? zlib.deflateSync(body) : enc === 'deflate-raw' ? zlib.deflateRawSync(body) : enc === 'br' ? zlib.brotliCompressSync(body) : Buffer.from(body);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': enc === 'deflate-raw' ? 'deflate' : enc });
+    res.end(packed);
   }
 
   function json(res: http.ServerResponse, status: number, body: unknown): void {
