@@ -30,21 +30,51 @@ export function readJsonBody(bytes: Buffer): Result<JsonBody, ProxyError> {
   return { ok: true, value: { bytes, fields: value as Record<string, unknown> } };
 }
 
-/** The 0-based offset of the first byte that breaks UTF-8, for the message (only computed on failure). */
+// How much of the body is checked at a time while looking for the first bad byte.
+const PIECE_BYTES = 64 * 1024;
+
+/**
+ * The 0-based offset of the first byte that breaks UTF-8, for the message (only
+ * computed on failure): where a strict streaming decoder stops. Linear in the body's
+ * size, so that a large body with a bad byte at its end does not hold the event loop:
+ * pieces cut between characters are checked with `isUtf8` until one fails, and only
+ * that piece is bisected with the decoder.
+ */
 function firstBadByte(bytes: Buffer): number {
-  let lo = 0;
-  let hi = bytes.length;
-  // The longest valid prefix, by bisection over the same strict decoder.
+  // [0, good) is whole, valid characters: a decoder starting at `good` starts fresh.
+  let good = 0;
+  let end = pieceEnd(bytes, Math.min(bytes.length, PIECE_BYTES));
+  while (good < bytes.length && isUtf8(bytes.subarray(good, end))) {
+    good = end;
+    end = pieceEnd(bytes, Math.min(bytes.length, good + PIECE_BYTES));
+  }
+  let lo = good;
+  let hi = end;
+  // The longest part of the piece the decoder takes, by bisection (a part it takes
+  // has every shorter part taken too).
   while (lo < hi) {
     const mid = (lo + hi + 1) >> 1;
     try {
-      new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, mid), { stream: true });
+      new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(good, mid), { stream: true });
       lo = mid;
     } catch {
       hi = mid - 1;
     }
   }
   return lo;
+}
+
+/**
+ * Where to end a piece near `at`: at the first byte of the character `at` falls in (a
+ * step back over continuation bytes, 0x80–0xBF, of which a character has at most 3),
+ * so that a piece that checks out is whole characters; or just after `at` when even 3
+ * steps land on one, since the body breaks by `at` then and the piece must hold that.
+ */
+function pieceEnd(bytes: Buffer, at: number): number {
+  const continues = (i: number): boolean => i < bytes.length && (bytes[i]! & 0xc0) === 0x80;
+  let i = at;
+  while (i > at - 3 && i > 0 && continues(i)) i--;
+  return continues(i) && i > 0 ? at + 1 : i;
 }
 
 export function describe(value: unknown): string {
