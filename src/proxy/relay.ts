@@ -194,8 +194,10 @@ export class Relay implements ExchangeSink {
         return;
       }
       this.finish();
-      const parts = [this.scrubber?.flush() ?? null, tail.kind === 'complete' ? (this.scrubber?.push(tail.bytes, true) ?? tail.bytes) : null].filter((b) => b !== null);
-      const last = parts.length === 0 ? null : parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+      // What the scrubber held back, then the completed last event (scrubbed too).
+      const heldBack = this.scrubber?.flush() ?? null;
+      let last = tail.kind === 'complete' ? (this.scrubber?.push(tail.bytes, true) ?? tail.bytes) : null;
+      if (heldBack !== null) last = last === null ? heldBack : Buffer.concat([heldBack, last]);
       if (last !== null) f.observer.tap(last);
       res.end(last ?? undefined);
       return;
