@@ -10,6 +10,16 @@ export type FallbackReason =
   /** It answered 429 or 5xx. */
   | { kind: 'status'; status: number; rawHeaders: readonly string[] };
 
+/** What the relay tells the request's record (observe.ts). */
+export interface RelayObserver {
+  /** A piece of the answer's body on its way to the client. */
+  tap(chunk: Buffer): void;
+  /** The exchange under way, told when the client's connection closes. */
+  watch(relay: { onClientClose(): void }): void;
+  /** The answer had begun and was cut short: the provider died, fell silent or ended mid-event. */
+  cut(): void;
+}
+
 /** Everything one proxied request needs. */
 export interface Forward {
   req: IncomingMessage;
@@ -40,7 +50,7 @@ export interface Forward {
    * client (usage, time to first byte), and the one that hears the client leave (one
    * close listener per request, whichever attempt is under way).
    */
-  observer: { tap(chunk: Buffer): void; watch(relay: { onClientClose(): void }): void };
+  observer: RelayObserver;
   /** "; 127.0.0.1:11434 is the local end of tunnel 'llm' (…), which is RETRYING, not RUNNING" or "": appended to 502 messages. */
   tunnelHint(): string;
   log?(entry: Record<string, unknown>): void;

@@ -1,7 +1,9 @@
+import { holdsKey, keyStartAtEnd, scrubText } from './key-scrub.js';
+
 /**
  * An error answer of a provider that has a key, held back until complete: some APIs
- * echo the header they rejected, so the body is searched for the key and it is blanked
- * out before the client gets anything. Only the first MAX_SCRUBBED_ERROR_BYTES are
+ * echo the header they rejected, so the body is searched for the key (in each of its
+ * spellings) and it is blanked out before the client gets anything. Only the first MAX_SCRUBBED_ERROR_BYTES are
  * kept; a larger body reaches the client cut at that size, and a cut that falls inside
  * the key leaves none of it: the part of the key before the cut goes too.
  */
@@ -24,20 +26,12 @@ export class HeldError {
     this.size += kept.length;
   }
 
-  /** The body as the client gets it: `key` replaced by `***` wherever it appears. */
+  /** The body as the client gets it: every spelling of `key` (key-scrub.ts) replaced by `***`. */
   scrubbed(key: string | null): Buffer {
     let body = Buffer.concat(this.chunks, this.size);
     if (key === null || key === '') return body;
-    const k = Buffer.from(key, 'utf8');
-    if (this.size === MAX_SCRUBBED_ERROR_BYTES) {
-      // Cut short: a tail that begins the key is the key's start, and goes.
-      for (let n = Math.min(k.length - 1, body.length); n > 0; n--) {
-        if (body.subarray(body.length - n).equals(k.subarray(0, n))) {
-          body = body.subarray(0, body.length - n);
-          break;
-        }
-      }
-    }
-    return body.includes(k) ? Buffer.from(body.toString('utf8').replaceAll(key, '***')) : body;
+    // Cut short: a tail that begins the key is the key's start, and goes.
+    if (this.size === MAX_SCRUBBED_ERROR_BYTES) body = body.subarray(0, body.length - keyStartAtEnd(body, key));
+    return holdsKey(body, key) ? Buffer.from(scrubText(body.toString('utf8'), key)) : body;
   }
 }

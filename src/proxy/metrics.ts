@@ -20,6 +20,8 @@ export interface RequestRecord {
   ttfbSeconds: number | null;
   tokensIn: number | null;
   tokensOut: number | null;
+  /** The answer had begun and was cut short by the provider (died, fell silent, ended mid-event). */
+  cut: boolean;
 }
 
 // From a cached embedding (milliseconds) to a long generation (minutes).
@@ -54,6 +56,11 @@ export function createProxyMetrics(): ProxyMetrics {
   const tokens = new PlainCounter<Pair | 'direction'>(
     'proxy_tokens_total',
     'Tokens the providers reported in their usage: direction "in" (prompt) or "out" (completion).',
+    registry,
+  );
+  const cuts = new PlainCounter<Pair>(
+    'proxy_responses_cut_total',
+    "Answers that had begun and were cut short by their provider (it died, fell silent past its timeout or ended in the middle of an event): the client got the proxy's error event or a closed connection.",
     registry,
   );
   const fallbacks = new PlainCounter<'provider' | 'reason'>(
@@ -94,6 +101,7 @@ export function createProxyMetrics(): ProxyMetrics {
       if (r.ttfbSeconds !== null) ttfb.observe((cells.ttfb ??= ttfb.create(cells.key, cells.labels)), r.ttfbSeconds);
       if (r.tokensIn !== null) (cells.tokensIn ??= tokens.create(`${cells.key}\nin`, { ...cells.labels, direction: 'in' })).value += r.tokensIn;
       if (r.tokensOut !== null) (cells.tokensOut ??= tokens.create(`${cells.key}\nout`, { ...cells.labels, direction: 'out' })).value += r.tokensOut;
+      if (r.cut) (cuts.find(cells.key) ?? cuts.create(cells.key, cells.labels)).value += 1;
     },
     fellBack(provider, reason) {
       const key = `${provider}\n${reason}`;

@@ -17,6 +17,8 @@ export interface Observation {
   fellBack(provider: string, reason: string): void;
   /** The exchange under way, told when the client's connection closes (after the record is written). */
   watch(relay: { onClientClose(): void }): void;
+  /** The answer had begun and was cut short by its provider. */
+  cut(): void;
 }
 
 /**
@@ -33,6 +35,7 @@ class RequestObservation implements Observation {
   private reader: UsageReader | null = null;
   private fallbacks: { provider: string; reason: string }[] | null = null;
   private relay: { onClientClose(): void } | null = null;
+  private wasCut = false;
 
   constructor(
     private readonly requestId: string,
@@ -59,6 +62,10 @@ class RequestObservation implements Observation {
     this.reader!.chunk(chunk);
   }
 
+  cut(): void {
+    this.wasCut = true;
+  }
+
   fellBack(provider: string, reason: string): void {
     (this.fallbacks ??= []).push({ provider, reason });
     this.metrics?.fellBack(provider, reason);
@@ -81,8 +88,8 @@ class RequestObservation implements Observation {
         model: model !== null && model.length > MAX_LOGGED_MODEL ? `${model.slice(0, MAX_LOGGED_MODEL)}…` : model,
         provider: this.provider,
         status,
-        // Sent in full, or cut short (by the client, or by a provider that died mid-answer).
-        complete: res.writableFinished,
+        // Sent in full, or cut short (by the client, or by a provider that died, fell silent or ended mid-event).
+        complete: res.writableFinished && !this.wasCut,
         ms: Math.round(ms * 10) / 10,
         ttfb_ms: ttfb === null ? null : Math.round(ttfb * 10) / 10,
       };
@@ -99,6 +106,7 @@ class RequestObservation implements Observation {
       ttfbSeconds: ttfb === null ? null : ttfb / 1000,
       tokensIn: usage?.input ?? null,
       tokensOut: usage?.output ?? null,
+      cut: this.wasCut,
     });
   }
 }

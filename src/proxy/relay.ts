@@ -2,9 +2,10 @@ import { bodyEncoding, createBodyDecoder, type BodyDecoder } from './body-decode
 import { sendError, sseErrorEvent, timeoutError, type ProxyError } from './errors.js';
 import type { Forward } from './forward.js';
 import { HeldError } from './held-error.js';
+import { KeyScrubber } from './key-scrub.js';
 import { upstreamRequestHeaders } from './request-headers.js';
 import { clientHeaders, relayHeaders } from './response-headers.js';
-import { createSseFrames, type SseFrames } from './sse-frames.js';
+import { createSseFrames, streamTail, type SseFrames } from './sse-frames.js';
 import type { Exchange, ExchangeSink, UpstreamFailure } from './upstream.js';
 
 /**
@@ -23,7 +24,8 @@ import type { Exchange, ExchangeSink, UpstreamFailure } from './upstream.js';
  * While relaying, the body goes through up to three steps: a decoder when the
  * provider compressed it anyway, then either the SSE framer (only whole events reach
  * the client) or, for an error answer while a key is in use, a buffer that is
- * scrubbed of the key once complete.
+ * scrubbed of the key once complete; any other answer of a provider with a key is
+ * scrubbed as it passes.
  */
 export function forwardChat(f: Forward): void {
   new Relay(f).start();
@@ -49,6 +51,10 @@ export class Relay implements ExchangeSink {
   private whole = -1;
   // An error answer held back until complete, so that the upstream key can be blanked out of it.
   private held: HeldError | null = null;
+  // Any other answer of a provider with a key: the key masked as the body passes.
+  private scrubber: KeyScrubber | null = null;
+  // Plain body bytes seen, to know a passed-on body's last piece (with `whole`).
+  private received = 0;
   private readonly started = Date.now();
   // The last sign of life from the upstream (or of a reader that was blocked), for the timer.
   private lastActivity = this.started;
@@ -101,7 +107,8 @@ export class Relay implements ExchangeSink {
     if (encoding.kind === 'decodable') {
       this.decoder = createBodyDecoder(encoding.name, { data: (c) => this.onPlain(c), end: () => this.onPlainEnd(), error: (m) => this.onUndecodable(m) });
     }
-    if (status >= 400 && provider.key.ok && provider.key.value !== null) {
+    const key = provider.key.ok && provider.key.value !== null && provider.key.value !== '' ? provider.key.value : null;
+    if (status >= 400 && key !== null) {
       if (encoding.kind === 'opaque') {
         // It cannot be searched for the key, so it is not passed on.
         this.finish();
@@ -115,7 +122,9 @@ export class Relay implements ExchangeSink {
     this.appendable = encoding.kind !== 'opaque' && contentType !== undefined && /^\s*text\/event-stream/i.test(contentType);
     if (this.appendable) this.frames = createSseFrames();
     else if (this.decoder === null && contentLength !== undefined) this.whole = Number(contentLength);
-    res.writeHead(status, clientHeaders(rawHeaders, requestId, this.decoder !== null));
+    if (key !== null) this.scrubber = new KeyScrubber(key);
+    // An event stream may lose a half event or gain the proxy's error event: the upstream's length no longer holds.
+    res.writeHead(status, clientHeaders(rawHeaders, requestId, this.decoder !== null || this.appendable, key));
     // The client learns the stream has begun even if the first event is slow. Not at
     // once: the first event often came in the same read, and then goes out with the
     // head in one write.
@@ -132,8 +141,15 @@ export class Relay implements ExchangeSink {
   private onPlain(chunk: Buffer): void {
     if (this.state !== 'relaying') return;
     if (this.held !== null) return this.held.push(chunk);
-    const out = this.frames === null ? chunk : this.frames.push(chunk);
-    if (out !== null) this.write(out);
+    let out = this.frames === null ? chunk : this.frames.push(chunk);
+    if (out === null) return;
+    if (this.scrubber !== null) {
+      // Whole events hold whole keys; a passed-on body may split one between pieces.
+      this.received += chunk.length;
+      out = this.scrubber.push(out, this.frames !== null || this.received === this.whole);
+      if (out.length === 0) return;
+    }
+    this.write(out);
   }
 
   private write(out: Buffer): void {
@@ -170,17 +186,26 @@ export class Relay implements ExchangeSink {
     if (this.state !== 'relaying') return;
     const { f } = this;
     const { res, requestId, provider } = f;
-    this.finish();
     const held = this.held;
     if (held === null) {
-      // A provider that ends without a last blank line: its last bytes still reach the client as sent.
-      const rest = this.frames?.rest() ?? null;
-      if (rest !== null) f.observer.tap(rest);
-      res.end(rest ?? undefined);
+      const tail = streamTail(this.frames?.rest() ?? null);
+      if (tail.kind === 'cut') {
+        this.failMidway({ status: 502, type: 'upstream_error', code: 'upstream_disconnected', message: `provider "${provider.prefix}" ended its stream in the middle of an event` });
+        return;
+      }
+      this.finish();
+      // What the scrubber held back, then the completed last event (scrubbed too).
+      const heldBack = this.scrubber?.flush() ?? null;
+      let last = tail.kind === 'complete' ? (this.scrubber?.push(tail.bytes, true) ?? tail.bytes) : null;
+      if (heldBack !== null) last = last === null ? heldBack : Buffer.concat([heldBack, last]);
+      if (last !== null) f.observer.tap(last);
+      res.end(last ?? undefined);
       return;
     }
-    const body = held.scrubbed(provider.key.ok ? provider.key.value : null);
-    res.writeHead(held.status, [...clientHeaders(held.rawHeaders, requestId, true), 'content-length', String(body.length)]);
+    this.finish();
+    const key = provider.key.ok ? provider.key.value : null;
+    const body = held.scrubbed(key);
+    res.writeHead(held.status, [...clientHeaders(held.rawHeaders, requestId, true, key === '' ? null : key), 'content-length', String(body.length)]);
     f.observer.tap(body);
     res.end(body);
   }
@@ -242,6 +267,9 @@ export class Relay implements ExchangeSink {
     this.finish();
     this.abort();
     this.decoder?.destroy();
+    // What it held back may be the start of the key, cut off: it goes.
+    this.scrubber?.flush();
+    f.observer.cut();
     if (this.held !== null) {
       // Nothing reached the client yet: it can still get a whole error answer.
       sendError(f.res, f.requestId, e, false, f.family);

@@ -1,3 +1,5 @@
+import { scrubText } from './key-scrub.js';
+
 /**
  * Which upstream response headers reach the client. Hop-by-hop headers belong to
  * the upstream connection, not ours; cookies of an upstream have no business on
@@ -25,16 +27,19 @@ const DROPPED = new Set([
 
 /**
  * Flat `[name, value, …]` list for `res.writeHead`, from the upstream's raw headers.
- * `rewritten`: the client gets other bytes than the upstream sent (decoded, or a key
- * blanked out), so the upstream's length and encoding no longer describe them.
+ * `rewritten`: the client gets other bytes than the upstream sent (decoded, a key
+ * blanked out, events held back or appended), so the upstream's length and encoding no
+ * longer describe them. `key`: the provider's key, blanked out of every value (a
+ * `WWW-Authenticate` may quote the credential it refused).
  */
-export function clientHeaders(raw: readonly string[], requestId: string, rewritten = false): string[] {
+export function clientHeaders(raw: readonly string[], requestId: string, rewritten = false, key: string | null = null): string[] {
   const out: string[] = [];
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
     if (DROPPED.has(name) || (rewritten && (name === 'content-length' || name === 'content-encoding'))) continue;
-    if (name === 'x-request-id') out.push('x-upstream-request-id', raw[i + 1]!);
-    else out.push(name, raw[i + 1]!);
+    const value = key === null ? raw[i + 1]! : scrubText(raw[i + 1]!, key);
+    if (name === 'x-request-id') out.push('x-upstream-request-id', value);
+    else out.push(name, value);
   }
   out.push('x-request-id', requestId);
   return out;

@@ -1,3 +1,5 @@
+import type { RelayObserver } from './forward.js';
+
 /**
  * Which provider created each stored response that passed through the proxy, so that
  * the calls by id (`responses.retrieve`, `.delete`, `.cancel`, `.inputItems.list`:
@@ -55,7 +57,7 @@ export function responseIdIn(chunk: Buffer): string | null {
   return RESPONSE_ID.test(id) ? id : null;
 }
 
-type Observer = { tap(chunk: Buffer): void; watch(relay: { onClientClose(): void }): void };
+type Observer = RelayObserver;
 
 /**
  * A request's observer that also notes who created the response it answers: the
@@ -77,5 +79,6 @@ export function notingOwner(observer: Observer, owners: ResponseOwners, current:
       observer.tap(chunk);
     },
     watch: (relay) => observer.watch(relay),
+    cut: () => observer.cut(),
   };
 }

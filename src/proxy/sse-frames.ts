@@ -70,6 +70,34 @@ export function createSseFrames(): SseFrames {
   };
 }
 
+/**
+ * What to do with the bytes after the last whole event when the provider ends its
+ * stream there. Clients drop an event without its blank line (the SSE grammar says
+ * so), or choke on half of one (a line reader parsing `data:` JSON). So a tail whose
+ * data is whole — JSON, or `[DONE]`, only the final blank line missing — is passed on
+ * with that line added; a tail without data (a comment, a field alone) is dropped;
+ * any other is half an event, and the stream counts as cut.
+ */
+export function streamTail(rest: Buffer | null): { kind: 'none' } | { kind: 'complete'; bytes: Buffer } | { kind: 'cut' } {
+  if (rest === null) return { kind: 'none' };
+  const text = rest.toString('utf8');
+  const data: string[] = [];
+  for (const line of text.split(/\r\n|\r|\n/)) {
+    if (line.startsWith('data:')) data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
+  }
+  if (data.length === 0) return { kind: 'none' };
+  const value = data.join('\n');
+  if (value !== '[DONE]') {
+    try {
+      JSON.parse(value);
+    } catch {
+      return { kind: 'cut' };
+    }
+  }
+  const last = rest[rest.length - 1];
+  return { kind: 'complete', bytes: Buffer.concat([rest, Buffer.from(last === LF || last === CR ? '\n' : '\n\n')]) };
+}
+
 function endsWithBlankLine(b: Buffer): boolean {
   const n = b.length;
   return n >= 2 && b[n - 1] === LF && (b[n - 2] === LF || (n >= 4 && b[n - 2] === CR && b[n - 3] === LF && b[n - 4] === CR));

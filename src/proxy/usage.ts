@@ -4,8 +4,10 @@ export interface Usage {
   output: number | null;
 }
 
-// Copies kept of a plain JSON answer to read its usage from, at most; longer ones go unread.
+// A plain JSON answer is kept whole up to this size to read its usage from; of a longer
+// one, only its first and last WINDOW_BYTES.
 const MAX_JSON_BYTES = 1024 * 1024;
+const WINDOW_BYTES = 64 * 1024;
 // The longest unfinished event line carried from one chunk to the next.
 const MAX_LINE_BYTES = 256 * 1024;
 // A usage object is a few numbers and small detail objects.
@@ -38,32 +40,59 @@ function take(usage: Usage, u: Record<string, unknown>): void {
   if (typeof output === 'number') usage.output = output;
 }
 
-/** A JSON answer: its pieces are kept (up to a limit) and only the last `"usage"` is read, once, at the end. */
+/**
+ * A JSON answer: its pieces are kept and only the last `"usage"` is read, once, at the
+ * end. An answer over MAX_JSON_BYTES (a batch of embeddings easily is) keeps only its
+ * first and last WINDOW_BYTES: providers put `usage` at the end (OpenAI, vLLM) or near
+ * the start, never in the middle of their data.
+ */
 class JsonUsage implements UsageReader {
   private readonly usage: Usage = { input: null, output: null };
   private first: Buffer | null = null;
   private more: Buffer[] | null = null;
   private size = 0;
+  // Past MAX_JSON_BYTES: the answer's first and (so far) last WINDOW_BYTES.
+  private head: Buffer | null = null;
+  private tail: Buffer | null = null;
 
   chunk(c: Buffer): void {
     this.size += c.length;
-    if (this.size > MAX_JSON_BYTES) return;
+    if (this.tail !== null) {
+      this.tail = lastBytes(Buffer.concat([this.tail, c]), WINDOW_BYTES);
+      return;
+    }
     if (this.first === null) this.first = c;
     else (this.more ??= []).push(c);
+    if (this.size > MAX_JSON_BYTES) {
+      const body = this.joined();
+      this.head = Buffer.from(body.subarray(0, WINDOW_BYTES));
+      this.tail = Buffer.from(lastBytes(body, WINDOW_BYTES));
+      this.first = null;
+      this.more = null;
+    }
+  }
+
+  private joined(): Buffer {
+    return this.more === null ? this.first! : Buffer.concat([this.first!, ...this.more]);
   }
 
   result(): Usage {
-    const first = this.first;
-    if (first !== null && this.size <= MAX_JSON_BYTES) {
-      this.first = null;
-      const body = this.more === null ? first : Buffer.concat([first, ...this.more]);
-      this.more = null;
+    const windows = this.tail !== null ? [this.tail, this.head!] : this.first !== null ? [this.joined()] : [];
+    this.first = this.more = this.head = this.tail = null;
+    for (const body of windows) {
       const at = body.lastIndexOf(USAGE);
       const u = at === -1 ? null : usageAt(body, at);
-      if (u !== null) take(this.usage, u);
+      if (u !== null) {
+        take(this.usage, u);
+        break;
+      }
     }
     return this.usage;
   }
+}
+
+function lastBytes(b: Buffer, n: number): Buffer {
+  return b.length <= n ? b : b.subarray(b.length - n);
 }
 
 /** An event stream: each `"usage"` is read as the line that holds it completes. */

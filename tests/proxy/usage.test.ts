@@ -14,6 +14,19 @@ describe('createUsageReader', () => {
     expect(read(false, '{"choices":[{"message":{"content":"say \\"usage\\": {\\"prompt_tokens\\": 99}"}}]}')).toEqual({ input: null, output: null });
   });
 
+  it('reads the usage of a JSON answer over 1 MiB, at its end or near its start, whatever the pieces', () => {
+    const data = JSON.stringify(Array.from({ length: 3500 }, (_, i) => ({ object: 'embedding', index: i, embedding: Array(60).fill(0.0123456) })));
+    expect(data.length).toBeGreaterThan(2 * 1024 * 1024);
+    const atEnd = `{"object":"list","data":${data},"model":"m","usage":{"prompt_tokens":1234,"total_tokens":1234}}`;
+    const atStart = `{"object":"list","model":"m","usage":{"prompt_tokens":77,"total_tokens":77},"data":${data}}`;
+    const pieces = (text: string, size: number): string[] => Array.from({ length: Math.ceil(text.length / size) }, (_, i) => text.slice(i * size, (i + 1) * size));
+    for (const size of [1000, 16 * 1024, 65_536, 300_000, atEnd.length]) {
+      expect(read(false, ...pieces(atEnd, size))).toEqual({ input: 1234, output: null });
+      expect(read(false, ...pieces(atStart, size))).toEqual({ input: 77, output: null });
+    }
+    expect(read(false, ...pieces(`{"data":${data}}`, 65_536))).toEqual({ input: null, output: null });
+  });
+
   it('reads streams line by line, lines split across chunks, later counts replacing earlier ones', () => {
     const anthropic = [
       'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":5,"output_tokens":1}}}\n\n',

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { KeyScrubber, keySpellings, keyStartAtEnd, scrubText } from '../../src/proxy/key-scrub.js';
+import { streamTail } from '../../src/proxy/sse-frames.js';
+
+const KEY = 'sk-A/se"cr\\et+key==';
+
+describe('key spellings', () => {
+  it('are the key as sent, JSON-escaped, with escaped slashes and URL-encoded, each once, longest first', () => {
+    expect(keySpellings(KEY)).toEqual(['sk-A%2Fse%22cr%5Cet%2Bkey%3D%3D', 'sk-A\\/se\\"cr\\\\et+key==', 'sk-A/se\\"cr\\\\et+key==', 'sk-A/se"cr\\et+key==']);
+    expect(keySpellings('plainkey123')).toEqual(['plainkey123']);
+  });
+
+  it('are replaced by *** in text', () => {
+    expect(scrubText(`a ${KEY} b ${JSON.stringify(KEY)} c ${encodeURIComponent(KEY)}`, KEY)).toBe('a *** b "***" c ***');
+  });
+});
+
+describe('KeyScrubber', () => {
+  // Every spelling, split at every point between two pieces: each character becomes `*`, nothing else changes.
+  it('masks every spelling wherever a piece boundary falls, keeping the length', () => {
+    for (const form of keySpellings(KEY)) {
+      const text = `<<${form}>> and ${form}`;
+      const want = `<<${'*'.repeat(form.length)}>> and ${'*'.repeat(form.length)}`;
+      for (let cut = 0; cut <= text.length; cut++) {
+        const s = new KeyScrubber(KEY);
+        const out = [s.push(Buffer.from(text.slice(0, cut)), false), s.push(Buffer.from(text.slice(cut)), false), s.flush() ?? Buffer.alloc(0)];
+        expect(Buffer.concat(out).toString()).toBe(want);
+      }
+    }
+  });
+
+  it('holds back only a tail that could begin the key, and gives it back at the end', () => {
+    const s = new KeyScrubber(KEY);
+    expect(s.push(Buffer.from('ends with sk-A'), false).toString()).toBe('ends with ');
+    expect(s.flush()?.toString()).toBe('sk-A');
+    expect(s.push(Buffer.from('nothing like it'), false).toString()).toBe('nothing like it');
+    expect(s.flush()).toBeNull();
+  });
+
+  it('leaves the provider\'s buffer as it was', () => {
+    const chunk = Buffer.from(`x ${KEY} y`);
+    const copy = Buffer.from(chunk);
+    new KeyScrubber(KEY).push(chunk, true);
+    expect(chunk.equals(copy)).toBe(true);
+  });
+
+  it('finds the longest tail that begins a spelling', () => {
+    expect(keyStartAtEnd(Buffer.from('abc sk-A/se'), KEY)).toBe(7);
+    expect(keyStartAtEnd(Buffer.from('abc sk-A%2F'), KEY)).toBe(7);
+    expect(keyStartAtEnd(Buffer.from('abc'), KEY)).toBe(0);
+  });
+});
+
+describe('the tail of a stream that ends between events', () => {
+  it('is nothing, a whole event missing its blank line, or half an event', () => {
+    expect(streamTail(null)).toEqual({ kind: 'none' });
+    expect(streamTail(Buffer.from(': ping'))).toEqual({ kind: 'none' });
+    expect(streamTail(Buffer.from('event: ping\n'))).toEqual({ kind: 'none' });
+    expect(streamTail(Buffer.from('data: [DONE]'))).toEqual({ kind: 'complete', bytes: Buffer.from('data: [DONE]\n\n') });
+    expect(streamTail(Buffer.from('data:[DONE]\r\n'))).toEqual({ kind: 'complete', bytes: Buffer.from('data:[DONE]\r\n\n') });
+    expect(streamTail(Buffer.from('event: message_stop\ndata: {"type":"message_stop"}\n'))).toEqual({ kind: 'complete', bytes: Buffer.from('event: message_stop\ndata: {"type":"message_stop"}\n\n') });
+    expect(streamTail(Buffer.from('data: {"a":\ndata: 1}\n'))).toEqual({ kind: 'complete', bytes: Buffer.from('data: {"a":\ndata: 1}\n\n') });
+    expect(streamTail(Buffer.from('data: {"choices":[{"delta":{"content":"hal'))).toEqual({ kind: 'cut' });
+    expect(streamTail(Buffer.from('data: {"a":\n'))).toEqual({ kind: 'cut' });
+  });
+});
