@@ -56,8 +56,16 @@ function anthropicType(e: ProxyError): string {
  * the request body was not read (a client still sending must not be left hanging
  * on a keep-alive socket we no longer read).
  */
+/**
+ * Set on a response when the proxy wrote its own answer (performance.now()): the
+ * request's record takes it as the time of the answer's first byte, which no relayed
+ * piece of body marked. On the error path only, so relayed answers never carry it.
+ */
+export const OWN_ANSWER_AT = Symbol('ownAnswerAt');
+
 export function sendError(res: ServerResponse, requestId: string, e: ProxyError, close = false, family: ErrorFamily = 'openai'): void {
   if (res.headersSent || res.destroyed) return;
+  (res as ServerResponse & { [OWN_ANSWER_AT]?: number })[OWN_ANSWER_AT] = performance.now();
   const body = errorJson(e, family);
   const headers: Record<string, string | number> = {
     'content-type': 'application/json',

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { OWN_ANSWER_AT } from './errors.js';
 import type { ProxyMetrics } from './metrics.js';
 import { createUsageReader, type UsageReader } from './usage.js';
 
@@ -76,7 +77,9 @@ class RequestObservation implements Observation {
     const res = this.res;
     const status = res.headersSent ? res.statusCode : null;
     const usage = this.reader?.result() ?? null;
-    const ttfb = this.firstByte < 0 ? null : this.firstByte - this.started;
+    // The proxy's own answers (its errors) are written whole: their first byte left then.
+    const own = this.firstByte < 0 ? (res as ServerResponse & { [OWN_ANSWER_AT]?: number })[OWN_ANSWER_AT] : undefined;
+    const ttfb = this.firstByte >= 0 ? this.firstByte - this.started : own !== undefined ? own - this.started : null;
     const { log, metrics } = this;
     if (log !== undefined) {
       const model = this.model;
