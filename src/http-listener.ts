@@ -42,10 +42,24 @@ export function answerParserErrors(server: http.Server): void {
       : timedOut
         ? errorBody('request_timeout', `the request was not received in full within ${limit} s`)
         : errorBody('bad_request', 'the request is not valid HTTP/1.1');
-    // Every answer carries an id (SPEC §9); the request's own is not parsed yet, so a new one.
-    const head = `HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${randomUUID()}\r\nconnection: close\r\n\r\n`;
-    socket.end(answering?.req?.method === 'HEAD' ? head : head + body);
+    socket.end(rawAnswer(status, body, answering?.req?.method === 'HEAD'));
   });
+  // A CONNECT (a forward proxy's method) reaches no request handler: Node closes the
+  // connection without a word unless it is answered here.
+  server.on('connect', (req: http.IncomingMessage, socket: Duplex) => {
+    socket.on('error', () => {});
+    socket.end(rawAnswer('400 Bad Request', errorBody('bad_request', `CONNECT ${JSON.stringify((req.url ?? '').slice(0, 200))}: this server is not a forward proxy; send requests to its paths (/v1/…)`), false));
+  });
+}
+
+/**
+ * An answer written on the socket itself, where Node has no response object to write
+ * it with (a request it could not parse, a CONNECT); it closes the connection. Every
+ * answer carries an id (SPEC §9); the request's own is not read there, so a new one.
+ */
+function rawAnswer(status: string, body: string, head: boolean): string {
+  const lines = `HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${randomUUID()}\r\nconnection: close\r\n\r\n`;
+  return head ? lines : lines + body;
 }
 
 /** What the clientError handler reads of the answer in progress on a connection. */
@@ -63,7 +77,8 @@ interface ServerResponseState {
  * RFC 9112 §3.2.2 says servers must accept) is turned into its origin form (path and
  * query) before any route reads `req.url`, and its authority replaces `Host`, as that
  * section says: every route sees one form. A target that is neither a path nor an
- * http(s) URL (other than `*`) is refused with a 400 that shows it.
+ * http(s) URL with a host (other than `*`) is refused with a 400 that shows it, when
+ * Node's parser lets it through (it refuses some itself, with the 400 above).
  */
 export function requireHost(listener: RequestListener): RequestListener {
   return (req, res) => {
@@ -72,15 +87,32 @@ export function requireHost(listener: RequestListener): RequestListener {
     }
     const target = req.url ?? '/';
     if (!target.startsWith('/') && target !== '*') {
-      const url = URL.canParse(target) ? new URL(target) : null;
-      if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-        return refuse(res, `the request target ${JSON.stringify(target.slice(0, 200))} is neither a path (/v1/…) nor an http(s) URL`);
+      const origin = originForm(target);
+      if (origin === null) {
+        return refuse(res, `the request target ${JSON.stringify(target.slice(0, 200))} is neither a path (/v1/…) nor an http(s) URL with a host`);
       }
-      req.url = url.pathname + url.search;
-      req.headers.host = url.host;
+      req.url = origin.path;
+      req.headers.host = origin.host;
     }
     listener(req, res);
   };
+}
+
+/**
+ * The origin form of an absolute-form target: its path and query exactly as written
+ * (so `..`, `%2e%2e`, `\\` and doubled slashes reach the routes as they would in a plain
+ * path, not resolved the way a URL parser resolves them), and its host as the URL
+ * parser reads it, for `Host`. Null for anything but an http(s) URL with a host.
+ */
+export function originForm(target: string): { path: string; host: string } | null {
+  const scheme = /^https?:\/\//i.exec(target);
+  if (scheme === null || !URL.canParse(target)) return null;
+  const rest = target.slice(scheme[0].length);
+  const end = rest.search(/[/?]/);
+  const authority = end === -1 ? rest : rest.slice(0, end);
+  if (authority === '' || authority.endsWith('@')) return null;
+  const path = end === -1 ? '/' : rest[end] === '?' ? `/${rest.slice(end)}` : rest.slice(end);
+  return { path, host: new URL(target).host };
 }
 
 /** A 400 answered by the listener itself, with a new request id (every answer has one, SPEC §9). */

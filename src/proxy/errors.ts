@@ -52,20 +52,25 @@ function anthropicType(e: ProxyError): string {
 }
 
 /**
+ * Set on a response when the proxy writes an answer of its own, whole (an error, a
+ * model list), at performance.now(): the request's record takes it as the time of the
+ * answer's first byte, which no relayed piece of body marked. Relayed answers never
+ * carry it, so the hot path's responses keep their shape.
+ */
+export const OWN_ANSWER_AT = Symbol('ownAnswerAt');
+
+export function markOwnAnswer(res: ServerResponse): void {
+  (res as ServerResponse & { [OWN_ANSWER_AT]?: number })[OWN_ANSWER_AT] = performance.now();
+}
+
+/**
  * Answers with `e`. `close` asks Node to close the connection afterwards, for when
  * the request body was not read (a client still sending must not be left hanging
  * on a keep-alive socket we no longer read).
  */
-/**
- * Set on a response when the proxy wrote its own answer (performance.now()): the
- * request's record takes it as the time of the answer's first byte, which no relayed
- * piece of body marked. On the error path only, so relayed answers never carry it.
- */
-export const OWN_ANSWER_AT = Symbol('ownAnswerAt');
-
 export function sendError(res: ServerResponse, requestId: string, e: ProxyError, close = false, family: ErrorFamily = 'openai'): void {
   if (res.headersSent || res.destroyed) return;
-  (res as ServerResponse & { [OWN_ANSWER_AT]?: number })[OWN_ANSWER_AT] = performance.now();
+  markOwnAnswer(res);
   const body = errorJson(e, family);
   const headers: Record<string, string | number> = {
     'content-type': 'application/json',

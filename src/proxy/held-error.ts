@@ -26,10 +26,10 @@ export class HeldError {
     this.size += kept.length;
   }
 
-  /** The body as the client gets it: every spelling of `key` (key-scrub.ts) replaced by `***`. */
+  /** The body as the client gets it: every spelling of `key` (key-scrub.ts, providers.ts keyOf) replaced by `***`. */
   scrubbed(key: string | null): Buffer {
     let body = Buffer.concat(this.chunks, this.size);
-    if (key === null || key === '') return body;
+    if (key === null) return body;
     // Cut short: a tail that begins the key is the key's start, and goes.
     if (this.size === MAX_SCRUBBED_ERROR_BYTES) body = body.subarray(0, body.length - keyStartAtEnd(body, key));
     return holdsKey(body, key) ? Buffer.from(scrubText(body.toString('utf8'), key)) : body;

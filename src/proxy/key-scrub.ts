@@ -6,12 +6,28 @@
  * `\\`, `\/` as PHP writes slashes, `%2F`), since an echo usually went through one.
  */
 
-/** The spellings of `key` to look for, longest first, each once. */
+/**
+ * The spellings of `key` to look for, longest first, each once: as sent; as JSON
+ * escapes it, with or without `\/` for slashes; URL-encoded as JavaScript's
+ * encodeURIComponent, a form body (URLSearchParams) and Python's quote (which keeps
+ * `/`) write it, each with upper- and lower-case hex digits.
+ */
 export function keySpellings(key: string): string[] {
   const json = JSON.stringify(key).slice(1, -1);
-  const forms = new Set([key, json, json.replaceAll('/', '\\/'), encodeURIComponent(key)]);
+  const url = [encodeURIComponent(key), new URLSearchParams({ k: key }).toString().slice(2), encodeURIComponent(key).replaceAll('%2F', '/')];
+  const lower = url.map((u) => u.replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()));
+  const forms = new Set([key, json, json.replaceAll('/', '\\/'), ...url, ...lower]);
   return [...forms].filter((f) => f !== '').sort((a, b) => b.length - a.length);
 }
+
+/**
+ * The shortest key masked in answers other than errors. Local servers take any key,
+ * and the placeholders their docs suggest (`ollama`, `EMPTY`, `lm-studio`,
+ * `not-needed`) are ordinary words that answers contain: masked there, they would
+ * corrupt the text. Error bodies and error headers, where a key is echoed, are
+ * scrubbed of keys of any length.
+ */
+export const MIN_MASKED_KEY_LENGTH = 12;
 
 // Spellings per key, made once per key rather than per request (keys come from the config: a handful).
 const cache = new Map<string, { text: string[]; bytes: Buffer[] }>();

@@ -3,7 +3,7 @@ import type { RequestListener } from '../http-listener.js';
 import type { Admit } from './admission.js';
 import type { TunnelLookup } from './deps.js';
 import { err, type Result } from '../result.js';
-import { badPercentEncoding, invalidRequest, sendError, type ErrorFamily, type ProxyError } from './errors.js';
+import { badPercentEncoding, invalidRequest, markOwnAnswer, sendError, type ErrorFamily, type ProxyError } from './errors.js';
 import type { ModelCatalog, ModelEntry } from './models.js';
 
 /**
@@ -56,6 +56,7 @@ export function createModelRoutes(begin: Admit, catalog: ModelCatalog, tunnel: T
 function answerJson(req: IncomingMessage, res: ServerResponse, requestId: string, value: unknown): void {
   if (res.destroyed) return;
   const body = JSON.stringify(value);
+  if (req.method !== 'HEAD') markOwnAnswer(res);
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-request-id': requestId });
   res.end(req.method === 'HEAD' ? undefined : body);
 }

@@ -180,6 +180,11 @@ function place(protocol: 'http:' | 'https:', hostname: string, port: number, hos
   return { hostname, port, origin: { protocol, hostname, port, host, url: `${protocol}//${host}` } };
 }
 
+/** The provider's key as it is sent, or null when it has none (or none that can be used). */
+export function keyOf(p: Provider): string | null {
+  return p.key.ok && p.key.value !== null && p.key.value !== '' ? p.key.value : null;
+}
+
 /** The provider as a request of `format` reaches it: Anthropic's API takes its key as `x-api-key`. */
 export function withCredentialFor(p: Provider, format: ProviderFormat): Provider {
   if (format !== 'anthropic' || p.credential === null || !p.key.ok || p.key.value === null) return p;

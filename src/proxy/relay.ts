@@ -2,7 +2,8 @@ import { bodyEncoding, createBodyDecoder, type BodyDecoder } from './body-decode
 import { sendError, sseErrorEvent, timeoutError, type ProxyError } from './errors.js';
 import type { Forward } from './forward.js';
 import { HeldError } from './held-error.js';
-import { KeyScrubber } from './key-scrub.js';
+import { KeyScrubber, MIN_MASKED_KEY_LENGTH } from './key-scrub.js';
+import { keyOf } from './providers.js';
 import { upstreamRequestHeaders } from './request-headers.js';
 import { clientHeaders, relayHeaders } from './response-headers.js';
 import { createSseFrames, streamTail, type SseFrames } from './sse-frames.js';
@@ -46,8 +47,9 @@ export class Relay implements ExchangeSink {
   private clientBlocked = false;
   // Whether a body byte went to the client (the head goes with the first one).
   private wrote = false;
-  // The upstream's Content-Length when its bytes reach the client unchanged (else -1):
-  // a body that arrives whole in one piece leaves with the head in one `end`.
+  // The upstream's Content-Length when it still describes what the client gets (else -1):
+  // the same bytes, or the same length with the key masked. A body that arrives whole
+  // in one piece leaves with the head in one `end`.
   private whole = -1;
   // An error answer held back until complete, so that the upstream key can be blanked out of it.
   private held: HeldError | null = null;
@@ -107,7 +109,7 @@ export class Relay implements ExchangeSink {
     if (encoding.kind === 'decodable') {
       this.decoder = createBodyDecoder(encoding.name, { data: (c) => this.onPlain(c), end: () => this.onPlainEnd(), error: (m) => this.onUndecodable(m) });
     }
-    const key = provider.key.ok && provider.key.value !== null && provider.key.value !== '' ? provider.key.value : null;
+    const key = keyOf(provider);
     if (status >= 400 && key !== null) {
       if (encoding.kind === 'opaque') {
         // It cannot be searched for the key, so it is not passed on.
@@ -122,9 +124,11 @@ export class Relay implements ExchangeSink {
     this.appendable = encoding.kind !== 'opaque' && contentType !== undefined && /^\s*text\/event-stream/i.test(contentType);
     if (this.appendable) this.frames = createSseFrames();
     else if (this.decoder === null && contentLength !== undefined) this.whole = Number(contentLength);
-    if (key !== null) this.scrubber = new KeyScrubber(key);
+    // Outside errors, a short key is a placeholder that answers may contain as a word.
+    const masked = key !== null && key.length >= MIN_MASKED_KEY_LENGTH ? key : null;
+    if (masked !== null) this.scrubber = new KeyScrubber(masked);
     // An event stream may lose a half event or gain the proxy's error event: the upstream's length no longer holds.
-    res.writeHead(status, clientHeaders(rawHeaders, requestId, this.decoder !== null || this.appendable, key));
+    res.writeHead(status, clientHeaders(rawHeaders, requestId, this.decoder !== null || this.appendable, masked));
     // The client learns the stream has begun even if the first event is slow. Not at
     // once: the first event often came in the same read, and then goes out with the
     // head in one write.
@@ -203,9 +207,9 @@ export class Relay implements ExchangeSink {
       return;
     }
     this.finish();
-    const key = provider.key.ok ? provider.key.value : null;
+    const key = keyOf(provider);
     const body = held.scrubbed(key);
-    res.writeHead(held.status, [...clientHeaders(held.rawHeaders, requestId, true, key === '' ? null : key), 'content-length', String(body.length)]);
+    res.writeHead(held.status, [...clientHeaders(held.rawHeaders, requestId, true, key), 'content-length', String(body.length)]);
     f.observer.tap(body);
     res.end(body);
   }
@@ -269,15 +273,14 @@ export class Relay implements ExchangeSink {
     this.decoder?.destroy();
     // What it held back may be the start of the key, cut off: it goes.
     this.scrubber?.flush();
-    f.observer.cut();
     if (this.held !== null) {
-      // Nothing reached the client yet: it can still get a whole error answer.
+      // Nothing reached the client yet: it gets a whole error answer, not a cut one.
       sendError(f.res, f.requestId, e, false, f.family);
-    } else if (!this.appendable) {
-      f.res.destroy();
-    } else {
-      f.res.end(sseErrorEvent(e, f.family));
+      return;
     }
+    f.observer.cut();
+    if (!this.appendable) f.res.destroy();
+    else f.res.end(sseErrorEvent(e, f.family));
   }
 
   onClientClose(): void {

@@ -94,8 +94,9 @@ export function streamTail(rest: Buffer | null): { kind: 'none' } | { kind: 'com
       return { kind: 'cut' };
     }
   }
+  // After a LF one more makes the blank line; after a CR a LF would only complete a CRLF, so two.
   const last = rest[rest.length - 1];
-  return { kind: 'complete', bytes: Buffer.concat([rest, Buffer.from(last === LF || last === CR ? '\n' : '\n\n')]) };
+  return { kind: 'complete', bytes: Buffer.concat([rest, Buffer.from(last === LF ? '\n' : '\n\n')]) };
 }
 
 function endsWithBlankLine(b: Buffer): boolean {

@@ -66,11 +66,38 @@ describe.each<Listener>(['proxy', 'daemon'])('absolute-form request targets on t
     expect(r.status).toBe(400);
     expect(r.headers).toMatch(/\r\nx-request-id: [0-9a-f-]{36}(\r\n|$)/);
     expect(JSON.parse(r.body).error).toEqual({
-      message: 'the request target "ftp://example.test/v1/models" is neither a path (/v1/…) nor an http(s) URL',
+      message: 'the request target "ftp://example.test/v1/models" is neither a path (/v1/…) nor an http(s) URL with a host',
       type: 'invalid_request_error',
       param: null,
       code: 'bad_request',
     });
+  });
+
+  it('routes the path as written, as it would a plain path: no dot segments resolved, no slashes added or dropped', async () => {
+    const port = Number(new URL(h.url).port);
+    for (const path of ['/v1/../v1/models', '/v1/%2e%2e/v1/models', '/v1\\models', '//v1/models']) {
+      const plain = await rawExchange(port, `GET ${path} HTTP/1.1\r\nhost: example.test\r\nconnection: close\r\n\r\n`);
+      const absolute = await rawExchange(port, `GET http://example.test${path} HTTP/1.1\r\nhost: example.test\r\nconnection: close\r\n\r\n`);
+      expect([path, absolute.status]).toEqual([path, plain.status]);
+      expect([path, absolute.status]).not.toEqual([path, 200]);
+    }
+    const query = await rawExchange(port, 'GET http://example.test?x=1 HTTP/1.1\r\nhost: example.test\r\nconnection: close\r\n\r\n');
+    expect(query.status).toBe(404);
+  });
+
+  it('answers a CONNECT with a 400 that says why, and an id', async () => {
+    const r = await rawExchange(Number(new URL(h.url).port), 'CONNECT 127.0.0.1:443 HTTP/1.1\r\nhost: 127.0.0.1:443\r\n\r\n');
+    expect(r.status).toBe(400);
+    expect(r.headers).toMatch(/\r\nx-request-id: [0-9a-f-]{36}(\r\n|$)/);
+    expect(JSON.parse(r.body).error.message).toContain('not a forward proxy');
+  });
+
+  it('refuses an http URL without a host', async () => {
+    for (const target of ['http:///v1/models', 'http://user@/v1/models']) {
+      const r = await rawExchange(Number(new URL(h.url).port), `GET ${target} HTTP/1.1\r\nhost: example.test\r\nconnection: close\r\n\r\n`);
+      expect(r.status).toBe(400);
+      expect(JSON.parse(r.body).error.message).toContain('nor an http(s) URL with a host');
+    }
   });
 
   if (listener === 'daemon') {

@@ -58,6 +58,25 @@ const scripts: Record<string, (s: net.Socket) => Promise<void>> = {
   async 'sse-comment-end'(s) {
     s.end(head(200, ['content-type: text/event-stream', 'transfer-encoding: chunked']) + chunk(event('only ')) + chunk(': keep-alive') + '0\r\n\r\n');
   },
+  async 'quote-200'(s) {
+    // The key in a link, as Python's quote writes it (slashes kept), and in lower-case hex.
+    const body = JSON.stringify({ next: `https://x/?key=${encodeURIComponent(KEY).replaceAll('%2F', '/')}`, again: encodeURIComponent(KEY).replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()) });
+    s.end(head(200, ['content-type: application/json', `content-length: ${Buffer.byteLength(body)}`]) + body);
+  },
+  async 'words-200'(s) {
+    const body = JSON.stringify({ content: 'Start it with: ollama serve', system_fingerprint: 'fp_ollama' });
+    s.end(head(200, ['content-type: application/json', `content-length: ${Buffer.byteLength(body)}`]) + body);
+  },
+  async 'echo-short-401'(s) {
+    const body = JSON.stringify({ error: { message: 'key ollama refused' } });
+    s.end(head(401, ['content-type: application/json', `content-length: ${Buffer.byteLength(body)}`, 'www-authenticate: Bearer token="ollama"']) + body);
+  },
+  async 'error-die'(s) {
+    // An error answer cut before its end: held (the key is searched for in it), so nothing reached the client.
+    s.write(head(401, ['content-type: application/json', 'content-length: 500']) + '{"error":{"message":"bad');
+    await pause(20);
+    s.destroy();
+  },
   async 'sse-die'(s) {
     s.write(head(200, ['content-type: text/event-stream', 'transfer-encoding: chunked']) + chunk(event('one ')));
     await pause(20);
@@ -94,7 +113,7 @@ describe.each<Listener>(['proxy', 'daemon'])('what an answer carries to the clie
 
   beforeAll(async () => {
     provider = await startProvider();
-    h = await startHarness(() => ({ providers: { a: { base_url: provider.url, api_key: KEY }, p: { base_url: provider.url } } }), { metrics }, listener);
+    h = await startHarness(() => ({ providers: { a: { base_url: provider.url, api_key: KEY }, p: { base_url: provider.url }, o: { base_url: provider.url, api_key: 'ollama' } } }), { metrics }, listener);
   });
   afterAll(async () => {
     await h.close();
@@ -134,9 +153,34 @@ describe.each<Listener>(['proxy', 'daemon'])('what an answer carries to the clie
     expect(e.headers['www-authenticate']).toBe('Bearer token="***"');
   });
 
+  it('masks the key URL-encoded as Python\'s quote writes it, and in lower-case hex', async () => {
+    const r = await call(h.url, { body: chat('a:quote-200') });
+    expect(r.text).not.toMatch(/secret/);
+    expect(r.json.next).toMatch(/^https:\/\/x\/\?key=\*+$/);
+    expect(r.json.again).toMatch(/^\*+$/);
+  });
+
   it('passes a key-less provider\'s answer byte for byte', async () => {
     const r = await call(h.url, { body: chat('p:json-200') });
-    expect(r.json.echo).toBe(`Bearer ${KEY}`);
+    expect(r.text).toBe(JSON.stringify({ echo: `Bearer ${KEY}`, x: 1 }));
+    expect(r.headers['www-authenticate']).toBe(`Bearer realm="x", token="${KEY}"`);
+  });
+
+  it('leaves the words of an answer alone when the key is a short placeholder, and scrubs it from errors', async () => {
+    const r = await call(h.url, { body: chat('o:words-200') });
+    expect(r.json).toEqual({ content: 'Start it with: ollama serve', system_fingerprint: 'fp_ollama' });
+    const e = await call(h.url, { body: chat('o:echo-short-401') });
+    expect(e.json.error.message).toBe('key *** refused');
+    expect(e.headers['www-authenticate']).toBe('Bearer token="***"');
+  });
+
+  it('gives a whole 502 for an error answer cut before any of it reached the client, not counted as cut', async () => {
+    const before = await cutCount('a');
+    const r = await call(h.url, { body: chat('a:error-die') });
+    expect(r.status).toBe(502);
+    expect(r.json.error.code).toBe('upstream_disconnected');
+    expect(await logOf(String(r.headers['x-request-id']))).toMatchObject({ status: 502, complete: true });
+    expect(await cutCount('a')).toBe(before);
   });
 
   it('drops an event stream\'s Content-Length, so a cut stream ends with the error event the client can read', async () => {

@@ -56,6 +56,11 @@ describe('the request log line and the series', () => {
     expect(typeof lines()[0]!.ttfb_ms).toBe('number');
     expect(lines()[0]!.ttfb_ms as number).toBeLessThanOrEqual(lines()[0]!.ms as number);
     expect(text).toContain('proxy_time_to_first_byte_seconds_count{provider="none",endpoint="/chat/completions"} 1');
+    // So has its model list.
+    expect((await call(h.url, { method: 'GET', path: '/v1/models' })).status).toBe(200);
+    await eventually(() => lines().length === 3, 'three request lines');
+    expect(lines()[2]).toMatchObject({ endpoint: '/models', status: 200 });
+    expect(typeof lines()[2]!.ttfb_ms).toBe('number');
   });
 
   it('/metrics is behind proxy.api_keys like /v1', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createSseFrames } from '../../src/proxy/sse-frames.js';
+import { createSseFrames, streamTail } from '../../src/proxy/sse-frames.js';
 
 /** Feeds `text` in pieces of `size` bytes; returns what was handed on, piece by piece, and what is held at the end. */
 function feed(text: string, size: number): { out: string[]; rest: string } {
@@ -48,5 +48,21 @@ describe('SSE framing', () => {
     const chunk = Buffer.from('data: 1\n\ndata: 2\n\n');
     expect(frames.push(chunk)).toBe(chunk);
     expect(frames.rest()).toBeNull();
+  });
+});
+
+describe('the tail of a stream that ends between events', () => {
+  it('is nothing, a whole event missing its blank line, or half an event', () => {
+    expect(streamTail(null)).toEqual({ kind: 'none' });
+    expect(streamTail(Buffer.from(': ping'))).toEqual({ kind: 'none' });
+    expect(streamTail(Buffer.from('event: ping\n'))).toEqual({ kind: 'none' });
+    expect(streamTail(Buffer.from('data: [DONE]'))).toEqual({ kind: 'complete', bytes: Buffer.from('data: [DONE]\n\n') });
+    expect(streamTail(Buffer.from('data:[DONE]\r\n'))).toEqual({ kind: 'complete', bytes: Buffer.from('data:[DONE]\r\n\n') });
+    // After a lone CR, one LF would only make it a CRLF: the blank line needs two.
+    expect(streamTail(Buffer.from('data: {"n":2}\r'))).toEqual({ kind: 'complete', bytes: Buffer.from('data: {"n":2}\r\n\n') });
+    expect(streamTail(Buffer.from('event: message_stop\ndata: {"type":"message_stop"}\n'))).toEqual({ kind: 'complete', bytes: Buffer.from('event: message_stop\ndata: {"type":"message_stop"}\n\n') });
+    expect(streamTail(Buffer.from('data: {"a":\ndata: 1}\n'))).toEqual({ kind: 'complete', bytes: Buffer.from('data: {"a":\ndata: 1}\n\n') });
+    expect(streamTail(Buffer.from('data: {"choices":[{"delta":{"content":"hal'))).toEqual({ kind: 'cut' });
+    expect(streamTail(Buffer.from('data: {"a":\n'))).toEqual({ kind: 'cut' });
   });
 });
