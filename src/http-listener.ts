@@ -45,12 +45,21 @@ export function answerParserErrors(server: http.Server): void {
     socket.end(rawAnswer(status, body, answering?.req?.method === 'HEAD'));
   });
   // A CONNECT (a forward proxy's method) reaches no request handler: Node closes the
-  // connection without a word unless it is answered here.
+  // connection without a word unless it is answered here. Node no longer tracks the
+  // socket (closeAllConnections does not reach it), so it is closed here: once the
+  // client closes its side, or CONNECT_LINGER_MS after the answer, whichever is first.
   server.on('connect', (req: http.IncomingMessage, socket: Duplex) => {
-    socket.on('error', () => {});
+    socket.on('error', () => socket.destroy());
+    // Read (and drop) what the client sends, so that closing never meets unread data.
+    socket.resume();
+    socket.once('end', () => socket.destroy());
+    setTimeout(() => socket.destroy(), CONNECT_LINGER_MS).unref();
     socket.end(rawAnswer('400 Bad Request', errorBody('bad_request', `CONNECT ${JSON.stringify((req.url ?? '').slice(0, 200))}: this server is not a forward proxy; send requests to its paths (/v1/…)`), false));
   });
 }
+
+// How long a CONNECT's connection is kept after its answer, for the client to read it and close.
+const CONNECT_LINGER_MS = 2_000;
 
 /**
  * An answer written on the socket itself, where Node has no response object to write
@@ -76,9 +85,10 @@ interface ServerResponseState {
  * A request target in absolute form (`POST http://host/v1/chat/completions`, which
  * RFC 9112 §3.2.2 says servers must accept) is turned into its origin form (path and
  * query) before any route reads `req.url`, and its authority replaces `Host`, as that
- * section says: every route sees one form. A target that is neither a path nor an
- * http(s) URL with a host (other than `*`) is refused with a 400 that shows it, when
- * Node's parser lets it through (it refuses some itself, with the 400 above).
+ * section says: every route sees one form. `OPTIONS *` is answered here (what the
+ * server allows); `*` with another method, and a target that is neither a path nor an
+ * http(s) URL with a host, are refused with a 400 that shows it, when Node's parser
+ * lets them through (it refuses some itself, with the 400 above).
  */
 export function requireHost(listener: RequestListener): RequestListener {
   return (req, res) => {
@@ -86,10 +96,17 @@ export function requireHost(listener: RequestListener): RequestListener {
       return refuse(res, `an HTTP/${req.httpVersion} request needs a Host header`);
     }
     const target = req.url ?? '/';
-    if (!target.startsWith('/') && target !== '*') {
+    if (target === '*') {
+      // The asterisk form asks about the server itself, and only OPTIONS may use it (RFC 9112 §3.2.4).
+      if (req.method !== 'OPTIONS') return refuse(res, `the request target "*" is for OPTIONS only, not ${req.method ?? ''}`);
+      res.writeHead(204, { allow: 'GET, HEAD, POST, DELETE, OPTIONS', 'x-request-id': randomUUID() });
+      res.end();
+      return;
+    }
+    if (!target.startsWith('/')) {
       const origin = originForm(target);
       if (origin === null) {
-        return refuse(res, `the request target ${JSON.stringify(target.slice(0, 200))} is neither a path (/v1/…) nor an http(s) URL with a host`);
+        return refuse(res, `the request target ${JSON.stringify(target.slice(0, 200))} is neither a path (/v1/…) nor an http(s) URL with a host and no user name`);
       }
       req.url = origin.path;
       req.headers.host = origin.host;
@@ -102,7 +119,8 @@ export function requireHost(listener: RequestListener): RequestListener {
  * The origin form of an absolute-form target: its path and query exactly as written
  * (so `..`, `%2e%2e`, `\\` and doubled slashes reach the routes as they would in a plain
  * path, not resolved the way a URL parser resolves them), and its host as the URL
- * parser reads it, for `Host`. Null for anything but an http(s) URL with a host.
+ * parser reads it, for `Host`. Null for anything but an http(s) URL with a host and
+ * no user information.
  */
 export function originForm(target: string): { path: string; host: string } | null {
   const scheme = /^https?:\/\//i.exec(target);
@@ -110,7 +128,8 @@ export function originForm(target: string): { path: string; host: string } | nul
   const rest = target.slice(scheme[0].length);
   const end = rest.search(/[/?]/);
   const authority = end === -1 ? rest : rest.slice(0, end);
-  if (authority === '' || authority.endsWith('@')) return null;
+  // No host, or credentials in the URL (RFC 9110 §4.2.4: to be treated as an error).
+  if (authority === '' || authority.includes('@')) return null;
   const path = end === -1 ? '/' : rest[end] === '?' ? `/${rest.slice(end)}` : rest.slice(end);
   return { path, host: new URL(target).host };
 }

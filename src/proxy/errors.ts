@@ -60,6 +60,8 @@ function anthropicType(e: ProxyError): string {
 export const OWN_ANSWER_AT = Symbol('ownAnswerAt');
 
 export function markOwnAnswer(res: ServerResponse): void {
+  // An answer to HEAD has no body, so no first byte.
+  if (res.req?.method === 'HEAD') return;
   (res as ServerResponse & { [OWN_ANSWER_AT]?: number })[OWN_ANSWER_AT] = performance.now();
 }
 

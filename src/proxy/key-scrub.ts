@@ -9,15 +9,31 @@
 /**
  * The spellings of `key` to look for, longest first, each once: as sent; as JSON
  * escapes it, with or without `\/` for slashes; URL-encoded as JavaScript's
- * encodeURIComponent, a form body (URLSearchParams) and Python's quote (which keeps
- * `/`) write it, each with upper- and lower-case hex digits.
+ * encodeURIComponent and a form body (URLSearchParams) write it, and as RFC 3986's
+ * unreserved set leaves it (Python's quote, with and without `/` kept, and
+ * quote_plus), each with upper- and lower-case hex digits.
  */
 export function keySpellings(key: string): string[] {
   const json = JSON.stringify(key).slice(1, -1);
-  const url = [encodeURIComponent(key), new URLSearchParams({ k: key }).toString().slice(2), encodeURIComponent(key).replaceAll('%2F', '/')];
+  const url = [
+    encodeURIComponent(key),
+    new URLSearchParams({ k: key }).toString().slice(2),
+    percentEncoded(key, /[A-Za-z0-9_.~-]/),
+    percentEncoded(key, /[A-Za-z0-9_.~/-]/),
+  ];
   const lower = url.map((u) => u.replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()));
   const forms = new Set([key, json, json.replaceAll('/', '\\/'), ...url, ...lower]);
   return [...forms].filter((f) => f !== '').sort((a, b) => b.length - a.length);
+}
+
+/** `text` with every UTF-8 byte outside `keep` written as %XX. */
+function percentEncoded(text: string, keep: RegExp): string {
+  let out = '';
+  for (const ch of text) {
+    if (keep.test(ch)) out += ch;
+    else for (const b of Buffer.from(ch, 'utf8')) out += `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
 }
 
 /**

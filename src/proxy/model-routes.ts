@@ -56,7 +56,7 @@ export function createModelRoutes(begin: Admit, catalog: ModelCatalog, tunnel: T
 function answerJson(req: IncomingMessage, res: ServerResponse, requestId: string, value: unknown): void {
   if (res.destroyed) return;
   const body = JSON.stringify(value);
-  if (req.method !== 'HEAD') markOwnAnswer(res);
+  markOwnAnswer(res);
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-request-id': requestId });
   res.end(req.method === 'HEAD' ? undefined : body);
 }

@@ -84,7 +84,6 @@ function fetchModels(pool: UpstreamPool, p: Provider): Promise<Listing> {
   if (!p.key.ok) return Promise.resolve({ ok: false, error: describeKeyProblem(p.prefix, p.key.error) });
   const limit = Math.min(LIST_TIMEOUT_MS, p.timeoutMs);
   return new Promise((resolve) => {
-    let status = 0;
     const chunks: Buffer[] = [];
     let size = 0;
     let settled = false;
@@ -111,11 +110,8 @@ function fetchModels(pool: UpstreamPool, p: Provider): Promise<Listing> {
           settle({ ok: false, error: `the answer is larger than ${MAX_LIST_BYTES} bytes` });
         }
       },
-      end: () => {
-        if (status >= 400) settle({ ok: false, error: `HTTP ${status}` });
-        else settle(parseList(p.prefix, Buffer.concat(chunks).toString('utf8')));
-      },
-      error: (message) => settle({ ok: false, error: status >= 400 ? `HTTP ${status}` : message }),
+      end: () => settle(parseList(p.prefix, Buffer.concat(chunks).toString('utf8'))),
+      error: (message) => settle({ ok: false, error: message }),
     };
     const exchange = pool.request(
       p.origin,
@@ -123,7 +119,12 @@ function fetchModels(pool: UpstreamPool, p: Provider): Promise<Listing> {
       { method: 'GET', path: `${p.basePath}/models${p.credential?.name === 'x-api-key' || onlyAnthropic(p) ? '?limit=1000' : ''}`, headers: listHeaders(p), body: null, keepAliveMs: p.keepAliveMs },
       {
         head: (s, rawHeaders) => {
-          status = s;
+          // An error is its status, whatever its body holds or how it is encoded.
+          if (s >= 400) {
+            exchange.abort();
+            settle({ ok: false, error: `HTTP ${s}` });
+            return;
+          }
           const encoding = bodyEncoding(relayHeaders(rawHeaders).contentEncoding);
           if (encoding.kind === 'decodable') input = createBodyDecoder(encoding.name, decoded);
           else if (encoding.kind === 'identity') input = { write: decoded.data, end: decoded.end, destroy: () => {} };

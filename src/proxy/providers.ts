@@ -118,12 +118,13 @@ export function compile(config: ProxyConfig, env: NodeJS.ProcessEnv): Runtime {
       else if (!HEADER_SAFE.test(expanded.value)) key = { ok: false, error: { reason: 'not_header_safe' } };
       else key = { ok: true, value: expanded.value };
     }
+    const usable = keyOf({ key });
     const formats = p.format === undefined ? DEFAULT_FORMATS : typeof p.format === 'string' ? [p.format] : [...new Set(p.format)];
     const common = {
       prefix,
       formats,
       key,
-      credential: key.ok && key.value !== null ? ({ name: 'authorization', value: `Bearer ${key.value}` } as const) : null,
+      credential: usable === null ? null : ({ name: 'authorization', value: `Bearer ${usable}` } as const),
       timeoutMs: Math.round(seconds * 1000),
       timeoutSeconds: seconds,
       keepAliveMs: p.keep_alive === undefined ? DEFAULT_KEEP_ALIVE_MS : Math.round(p.keep_alive * 1000),
@@ -180,13 +181,14 @@ function place(protocol: 'http:' | 'https:', hostname: string, port: number, hos
   return { hostname, port, origin: { protocol, hostname, port, host, url: `${protocol}//${host}` } };
 }
 
-/** The provider's key as it is sent, or null when it has none (or none that can be used). */
-export function keyOf(p: Provider): string | null {
+/** The provider's key as it is sent, or null when it has none (or none that can be used, or an empty one). */
+export function keyOf(p: Pick<Provider, 'key'>): string | null {
   return p.key.ok && p.key.value !== null && p.key.value !== '' ? p.key.value : null;
 }
 
 /** The provider as a request of `format` reaches it: Anthropic's API takes its key as `x-api-key`. */
 export function withCredentialFor(p: Provider, format: ProviderFormat): Provider {
-  if (format !== 'anthropic' || p.credential === null || !p.key.ok || p.key.value === null) return p;
-  return { ...p, credential: { name: 'x-api-key', value: p.key.value } };
+  const key = keyOf(p);
+  if (format !== 'anthropic' || p.credential === null || key === null) return p;
+  return { ...p, credential: { name: 'x-api-key', value: key } };
 }

@@ -5,6 +5,7 @@
  * the daemon's control API, on both listeners. A target that is neither a path nor an
  * http(s) URL is a 400 that shows it.
  */
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, chat, rawExchange, startHarness, type Harness, type Listener } from './harness.js';
 
@@ -66,7 +67,7 @@ describe.each<Listener>(['proxy', 'daemon'])('absolute-form request targets on t
     expect(r.status).toBe(400);
     expect(r.headers).toMatch(/\r\nx-request-id: [0-9a-f-]{36}(\r\n|$)/);
     expect(JSON.parse(r.body).error).toEqual({
-      message: 'the request target "ftp://example.test/v1/models" is neither a path (/v1/…) nor an http(s) URL with a host',
+      message: 'the request target "ftp://example.test/v1/models" is neither a path (/v1/…) nor an http(s) URL with a host and no user name',
       type: 'invalid_request_error',
       param: null,
       code: 'bad_request',
@@ -92,8 +93,31 @@ describe.each<Listener>(['proxy', 'daemon'])('absolute-form request targets on t
     expect(JSON.parse(r.body).error.message).toContain('not a forward proxy');
   });
 
+  it('answers OPTIONS * with what the server allows, and refuses * with any other method', async () => {
+    const port = Number(new URL(h.url).port);
+    const options = await rawExchange(port, 'OPTIONS * HTTP/1.1\r\nhost: example.test\r\nconnection: close\r\n\r\n');
+    expect(options.status).toBe(204);
+    expect(options.headers).toMatch(/\r\nallow: GET, HEAD, POST, DELETE, OPTIONS(\r\n|$)/i);
+    expect(options.headers).toMatch(/\r\nx-request-id: [0-9a-f-]{36}(\r\n|$)/);
+    for (const method of ['GET', 'POST']) {
+      const r = await rawExchange(port, `${method} * HTTP/1.1\r\nhost: example.test\r\ncontent-length: 0\r\nconnection: close\r\n\r\n`);
+      expect(r.status).toBe(400);
+      expect(JSON.parse(r.body).error.message).toBe(`the request target "*" is for OPTIONS only, not ${method}`);
+    }
+  });
+
+  it('closes a CONNECT\'s connection even when the client keeps its side open', async () => {
+    const socket = net.connect(Number(new URL(h.url).port), '127.0.0.1');
+    let answer = '';
+    socket.on('data', (d: Buffer) => (answer += d.toString('latin1')));
+    socket.write('CONNECT 127.0.0.1:443 HTTP/1.1\r\nhost: 127.0.0.1:443\r\n\r\n');
+    // The client never ends its side; the server closes the connection.
+    await new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    expect(answer.startsWith('HTTP/1.1 400 ')).toBe(true);
+  });
+
   it('refuses an http URL without a host', async () => {
-    for (const target of ['http:///v1/models', 'http://user@/v1/models']) {
+    for (const target of ['http:///v1/models', 'http://user@/v1/models', 'http://user:pass@example.test/v1/models']) {
       const r = await rawExchange(Number(new URL(h.url).port), `GET ${target} HTTP/1.1\r\nhost: example.test\r\nconnection: close\r\n\r\n`);
       expect(r.status).toBe(400);
       expect(JSON.parse(r.body).error.message).toContain('nor an http(s) URL with a host');

@@ -17,6 +17,15 @@ describe('key spellings', () => {
     expect(keySpellings('plainkey123')).toEqual(['plainkey123']);
   });
 
+  it('include what Python writes: quote (keeping /), quote with safe="", quote_plus and urlencode, which encode !\'()*', () => {
+    const key = "sk-live(prod)*key!2024'~/x";
+    // As printed by urllib.parse: quote(key), quote(key, safe=''), quote_plus(key), urlencode({'k': key})[2:].
+    for (const python of ["sk-live%28prod%29%2Akey%212024%27~/x", "sk-live%28prod%29%2Akey%212024%27~%2Fx"]) {
+      expect(keySpellings(key)).toContain(python);
+      expect(keySpellings(key)).toContain(python.replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()));
+    }
+  });
+
   it('are replaced by *** in text', () => {
     expect(scrubText(`a ${KEY} b ${JSON.stringify(KEY)} c ${encodeURIComponent(KEY)}`, KEY)).toBe('a *** b "***" c ***');
   });

@@ -5,6 +5,8 @@
  * not read, and an answer that decodes to more than the list's size cap, leave that
  * provider out with a log line that says why.
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, eventually, startHarness, type Harness, type Listener } from './harness.js';
 import { startMockUpstream, type MockUpstream } from './mock-upstream.js';
@@ -57,5 +59,32 @@ describe.each<Listener>(['proxy', 'daemon'])('compressed model lists through the
     expect(failed('zs')).toBe('the answer\'s content-encoding "zstd" is none the proxy reads (gzip, deflate, br)');
     expect(failed('bomb')).toBe('the answer is larger than 8388608 bytes');
     expect(h.logs.filter((e) => e.event === 'proxy_models_failed').map((e) => e.provider).sort()).toEqual(['bomb', 'zs']);
+  });
+});
+
+describe('a model list refused with an error status', () => {
+  it('is named by its status, whatever the encoding or size of its body', async () => {
+    // 401s, one with a body in an encoding the proxy does not read, one far over the size cap.
+    const server = http.createServer((req, res) => {
+      if (req.url === '/zs/models') {
+        res.writeHead(401, { 'content-type': 'application/json', 'content-encoding': 'zstd' });
+        res.end('\x28\xb5\x2f\xfd not really zstd');
+      } else {
+        res.writeHead(401, { 'content-type': 'application/json' });
+        res.end(Buffer.alloc(9 * 1024 * 1024, 0x20));
+      }
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const h = await startHarness(() => ({ providers: { zs: { base_url: `${base}/zs` }, big: { base_url: `${base}/big` } } }));
+    try {
+      expect((await call(h.url, { method: 'GET', path: '/v1/models' })).json.data).toEqual([]);
+      const failed = (prefix: string) => h.logs.find((e) => e.event === 'proxy_models_failed' && e.provider === prefix)?.error;
+      await eventually(() => failed('zs') !== undefined && failed('big') !== undefined, 'both failures logged');
+      expect([failed('zs'), failed('big')]).toEqual(['HTTP 401', 'HTTP 401']);
+    } finally {
+      await h.close();
+      await new Promise((r) => server.close(r));
+    }
   });
 });

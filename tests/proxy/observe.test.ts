@@ -61,6 +61,11 @@ describe('the request log line and the series', () => {
     await eventually(() => lines().length === 3, 'three request lines');
     expect(lines()[2]).toMatchObject({ endpoint: '/models', status: 200 });
     expect(typeof lines()[2]!.ttfb_ms).toBe('number');
+    // An answer to HEAD has no body, so no first byte: the list and an error alike.
+    expect((await call(h.url, { method: 'HEAD', path: '/v1/models' })).status).toBe(200);
+    expect((await call(h.url, { method: 'HEAD', path: '/v1/models/nope:x' })).status).toBe(404);
+    await eventually(() => lines().length === 5, 'five request lines');
+    expect(lines().slice(3).map((l) => [l.status, l.ttfb_ms])).toEqual([[200, null], [404, null]]);
   });
 
   it('/metrics is behind proxy.api_keys like /v1', async () => {
