@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { expandEnv, proxySchema } from '../../src/config/proxy-schema.js';
 import { ENDPOINTS, parseModelRequest } from '../../src/proxy/endpoints.js';
 import { splitModel, withModel } from '../../src/proxy/model-field.js';
+import { compile, keyOf, withCredentialFor } from '../../src/proxy/providers.js';
 
 describe('proxySchema', () => {
   it('fills defaults and keeps unknown keys', () => {
@@ -92,5 +93,22 @@ describe('model names', () => {
     const split = splitModel(r.ok ? r.value.model : '')!;
     expect(split).toEqual({ prefix: 'p', model: 'a:b' });
     expect(withModel(r.ok ? r.value.bytes : Buffer.alloc(0), split.model).toString()).toBe('{"model":"a:b","messages":[{"role":"user","content":"hi"}],"n":2}');
+  });
+});
+
+describe('a provider key that expands to nothing', () => {
+  it('sends no credential at all, rather than an empty Bearer', () => {
+    const config = proxySchema.parse({ providers: { a: { base_url: 'http://127.0.0.1:1/v1', api_key: '${EMPTY_KEY}' }, b: { base_url: 'http://127.0.0.1:1/v1', api_key: '${REAL_KEY}' } } });
+    const runtime = compile(config, { EMPTY_KEY: '', REAL_KEY: 'k-123' });
+    const provider = (prefix: string) => {
+      const entry = runtime.providers.get(prefix)!;
+      if (entry.kind !== 'url') throw new Error('expected a base_url provider');
+      return entry.provider;
+    };
+    expect(provider('a').credential).toBeNull();
+    expect(keyOf(provider('a'))).toBeNull();
+    expect(withCredentialFor(provider('a'), 'anthropic').credential).toBeNull();
+    expect(provider('b').credential).toEqual({ name: 'authorization', value: 'Bearer k-123' });
+    expect(withCredentialFor(provider('b'), 'anthropic').credential).toEqual({ name: 'x-api-key', value: 'k-123' });
   });
 });
