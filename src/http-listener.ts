@@ -46,9 +46,14 @@ export function answerParserErrors(server: http.Server): void {
   });
   // A CONNECT (a forward proxy's method) reaches no request handler: Node closes the
   // connection without a word unless it is answered here. Node no longer tracks the
-  // socket (closeAllConnections does not reach it), so it is closed here: once the
-  // client closes its side, or CONNECT_LINGER_MS after the answer, whichever is first.
+  // socket (its closeAllConnections does not reach it), so it is closed here: once the
+  // client closes its side, CONNECT_LINGER_MS after the answer, or when the server
+  // closes (closeEveryConnection), whichever is first.
+  const connects = new Set<Duplex>();
+  handedOver.set(server, connects);
   server.on('connect', (req: http.IncomingMessage, socket: Duplex) => {
+    connects.add(socket);
+    socket.once('close', () => connects.delete(socket));
     socket.on('error', () => socket.destroy());
     // Read (and drop) what the client sends, so that closing never meets unread data.
     socket.resume();
@@ -60,6 +65,15 @@ export function answerParserErrors(server: http.Server): void {
 
 // How long a CONNECT's connection is kept after its answer, for the client to read it and close.
 const CONNECT_LINGER_MS = 2_000;
+
+// The sockets of each server's CONNECTs, which Node no longer tracks.
+const handedOver = new WeakMap<http.Server, Set<Duplex>>();
+
+/** Ends every connection of a server at once (for its shutdown): those Node tracks, and the CONNECTs it handed over. */
+export function closeEveryConnection(server: http.Server): void {
+  server.closeAllConnections();
+  for (const socket of handedOver.get(server) ?? []) socket.destroy();
+}
 
 /**
  * An answer written on the socket itself, where Node has no response object to write
@@ -85,12 +99,12 @@ interface ServerResponseState {
  * A request target in absolute form (`POST http://host/v1/chat/completions`, which
  * RFC 9112 §3.2.2 says servers must accept) is turned into its origin form (path and
  * query) before any route reads `req.url`, and its authority replaces `Host`, as that
- * section says: every route sees one form. `OPTIONS *` is answered here (what the
- * server allows); `*` with another method, and a target that is neither a path nor an
+ * section says: every route sees one form. `OPTIONS *` is answered here with
+ * `methods`, what the server's routes take; `*` with another method, and a target that is neither a path nor an
  * http(s) URL with a host, are refused with a 400 that shows it, when Node's parser
  * lets them through (it refuses some itself, with the 400 above).
  */
-export function requireHost(listener: RequestListener): RequestListener {
+export function requireHost(listener: RequestListener, methods: string): RequestListener {
   return (req, res) => {
     if (req.headers.host === undefined && !(req.httpVersionMajor === 1 && req.httpVersionMinor === 0)) {
       return refuse(res, `an HTTP/${req.httpVersion} request needs a Host header`);
@@ -99,7 +113,7 @@ export function requireHost(listener: RequestListener): RequestListener {
     if (target === '*') {
       // The asterisk form asks about the server itself, and only OPTIONS may use it (RFC 9112 §3.2.4).
       if (req.method !== 'OPTIONS') return refuse(res, `the request target "*" is for OPTIONS only, not ${req.method ?? ''}`);
-      res.writeHead(204, { allow: 'GET, HEAD, POST, DELETE, OPTIONS', 'x-request-id': randomUUID() });
+      res.writeHead(204, { allow: methods, 'x-request-id': randomUUID() });
       res.end();
       return;
     }

@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener, RequestError } from '@hono/node-server';
 import type { Hono } from 'hono';
-import { answerParserErrors, errorBody, LISTENER_OPTIONS, requireHost } from '../http-listener.js';
+import { answerParserErrors, closeEveryConnection, errorBody, LISTENER_OPTIONS, requireHost } from '../http-listener.js';
 import { err, ok, type Result } from '../result.js';
 import { checkListenSecurity, type ListenAddress } from './listen.js';
 import { prepareSocketPath, removeSocket, socketInode } from './socket.js';
@@ -52,7 +52,8 @@ function serverFor(app: Hono, fast?: FastPath): Server {
   });
   const server = createServer(
     LISTENER_OPTIONS,
-    requireHost(fast === undefined ? listener : (req, res) => fast(req, res) || void listener(req, res)),
+    // The control API's methods (PUT /config) and the proxy's (DELETE /v1/responses/{id}).
+    requireHost(fast === undefined ? listener : (req, res) => fast(req, res) || void listener(req, res), 'GET, HEAD, POST, PUT, DELETE, OPTIONS'),
   );
   answerParserErrors(server);
   return server;
@@ -78,7 +79,7 @@ function closeServer(server: Server): Promise<void> {
     if (!server.listening) return done();
     server.close(() => done());
     // Open SSE streams and keep-alive connections would hold close() forever.
-    server.closeAllConnections();
+    closeEveryConnection(server);
   });
 }
 

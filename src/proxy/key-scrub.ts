@@ -7,26 +7,33 @@
  */
 
 /**
+ * The characters each common URL encoder leaves as they are (every other byte of UTF-8
+ * becomes %XX): RFC 3986's unreserved set (Python's quote with safe='', quote_plus and
+ * urlencode, Go's QueryEscape, PHP's rawurlencode), the same with `/` (Python's quote),
+ * JavaScript's encodeURIComponent, form bodies as URLSearchParams and Java's URLEncoder
+ * write them, PHP's urlencode, and Go's PathEscape.
+ */
+const URL_ENCODERS = [/[A-Za-z0-9_.~-]/, /[A-Za-z0-9_.~/-]/, /[A-Za-z0-9_.!~*'()-]/, /[A-Za-z0-9_.*-]/, /[A-Za-z0-9_.-]/, /[A-Za-z0-9_.~$&+:=@-]/];
+
+/**
  * The spellings of `key` to look for, longest first, each once: as sent; as JSON
- * escapes it, with or without `\/` for slashes; URL-encoded as JavaScript's
- * encodeURIComponent and a form body (URLSearchParams) write it, and as RFC 3986's
- * unreserved set leaves it (Python's quote, with and without `/` kept, and
- * quote_plus), each with upper- and lower-case hex digits.
+ * escapes it, with or without `\/` for slashes; and URL-encoded as the encoders above
+ * write it, with a space as `%20` or `+`, in upper- or lower-case hex.
  */
 export function keySpellings(key: string): string[] {
   const json = JSON.stringify(key).slice(1, -1);
-  const url = [
-    encodeURIComponent(key),
-    new URLSearchParams({ k: key }).toString().slice(2),
-    percentEncoded(key, /[A-Za-z0-9_.~-]/),
-    percentEncoded(key, /[A-Za-z0-9_.~/-]/),
-  ];
-  const lower = url.map((u) => u.replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()));
-  const forms = new Set([key, json, json.replaceAll('/', '\\/'), ...url, ...lower]);
+  const forms = new Set([key, json, json.replaceAll('/', '\\/')]);
+  for (const keep of URL_ENCODERS) {
+    const upper = percentEncoded(key, keep);
+    for (const form of [upper, upper.replaceAll('%20', '+')]) {
+      forms.add(form);
+      forms.add(form.replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()));
+    }
+  }
   return [...forms].filter((f) => f !== '').sort((a, b) => b.length - a.length);
 }
 
-/** `text` with every UTF-8 byte outside `keep` written as %XX. */
+/** `text` with every UTF-8 byte of a character outside `keep` written as %XX. */
 function percentEncoded(text: string, keep: RegExp): string {
   let out = '';
   for (const ch of text) {

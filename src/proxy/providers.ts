@@ -9,7 +9,9 @@ import { DEFAULT_KEEP_ALIVE_MS, type Origin } from './upstream.js';
 export type KeyProblem =
   | { reason: 'unset_variable'; variable: string }
   /** The expanded key holds a line break or another character an HTTP header cannot carry. */
-  | { reason: 'not_header_safe' };
+  | { reason: 'not_header_safe' }
+  /** The expanded key is blank (white space only). */
+  | { reason: 'blank' };
 
 /** One provider, ready to send requests to. */
 export interface Provider {
@@ -74,8 +76,9 @@ export function keyRefusal(p: Provider): ProxyError | null {
 
 /** Says what is wrong with a provider key, naming the variable (never a value). */
 export function describeKeyProblem(prefix: string, problem: KeyProblem): string {
-  return problem.reason === 'unset_variable'
-    ? `provider "${prefix}" has api_key \${${problem.variable}}, and that environment variable is not set on the server`
+  if (problem.reason === 'unset_variable') return `provider "${prefix}" has api_key \${${problem.variable}}, and that environment variable is not set on the server`;
+  return problem.reason === 'blank'
+    ? `provider "${prefix}" has an api_key that is only white space`
     : `provider "${prefix}" has an api_key with a line break or another character an HTTP header cannot carry`;
 }
 
@@ -100,7 +103,7 @@ export function runtimeCache(env: NodeJS.ProcessEnv, log?: (entry: Record<string
         if (p.key.ok) continue;
         const where = `proxy.providers.${p.prefix}.api_key`;
         if (p.key.error.reason === 'unset_variable') log?.({ event: 'proxy_unset_variable', where, variable: p.key.error.variable });
-        else log?.({ event: 'proxy_unusable_key', where, problem: 'not_header_safe' });
+        else log?.({ event: 'proxy_unusable_key', where, problem: p.key.error.reason });
       }
     }
     return runtime;
@@ -114,9 +117,12 @@ export function compile(config: ProxyConfig, env: NodeJS.ProcessEnv): Runtime {
     let key: Result<string | null, KeyProblem> = { ok: true, value: null };
     if (p.api_key !== undefined) {
       const expanded = expandEnv(p.api_key, env);
+      // Trimmed as a header value is (RFC 9110 §5.5): the provider reads, and may echo, the key without its surrounding white space.
+      const value = expanded.ok ? expanded.value.trim() : '';
       if (!expanded.ok) key = { ok: false, error: { reason: 'unset_variable', variable: expanded.error.variable } };
       else if (!HEADER_SAFE.test(expanded.value)) key = { ok: false, error: { reason: 'not_header_safe' } };
-      else key = { ok: true, value: expanded.value };
+      else if (value === '') key = { ok: false, error: { reason: 'blank' } };
+      else key = { ok: true, value };
     }
     const usable = keyOf({ key });
     const formats = p.format === undefined ? DEFAULT_FORMATS : typeof p.format === 'string' ? [p.format] : [...new Set(p.format)];
@@ -181,9 +187,9 @@ function place(protocol: 'http:' | 'https:', hostname: string, port: number, hos
   return { hostname, port, origin: { protocol, hostname, port, host, url: `${protocol}//${host}` } };
 }
 
-/** The provider's key as it is sent, or null when it has none (or none that can be used, or an empty one). */
+/** The provider's key as it is sent (never blank: compile refuses that), or null when it has none or none that can be used. */
 export function keyOf(p: Pick<Provider, 'key'>): string | null {
-  return p.key.ok && p.key.value !== null && p.key.value !== '' ? p.key.value : null;
+  return p.key.ok ? p.key.value : null;
 }
 
 /** The provider as a request of `format` reaches it: Anthropic's API takes its key as `x-api-key`. */

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { answerParserErrors, LISTENER_OPTIONS, requireHost } from '../http-listener.js';
+import { answerParserErrors, closeEveryConnection, LISTENER_OPTIONS, requireHost } from '../http-listener.js';
 import { bearerMatches, clientAuthorization } from './auth.js';
 import type { ProxyDeps } from './deps.js';
 import { sendError } from './errors.js';
@@ -48,7 +48,7 @@ export function startProxyServer(options: {
     requireHost((req, res) => {
       if ((req.method === 'GET' || req.method === 'HEAD') && (req.url === '/metrics' || req.url?.startsWith('/metrics?'))) return metrics(req, res);
       handler(req, res);
-    }),
+    }, 'GET, HEAD, POST, DELETE, OPTIONS'),
   );
   answerParserErrors(server);
   return new Promise((resolve, reject) => {
@@ -61,7 +61,7 @@ export function startProxyServer(options: {
         close() {
           closing ??= new Promise<void>((done) => {
             server.close(() => done());
-            server.closeAllConnections();
+            closeEveryConnection(server);
             handler.close();
           });
           return closing;

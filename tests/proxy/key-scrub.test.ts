@@ -5,16 +5,30 @@ const KEY = 'sk-A/se"cr\\et+key==';
 
 describe('key spellings', () => {
   it('are the key as sent, JSON-escaped, with escaped slashes and URL-encoded, each once, longest first', () => {
-    expect(keySpellings(KEY)).toEqual([
-      'sk-A%2Fse%22cr%5Cet%2Bkey%3D%3D',
-      'sk-A%2fse%22cr%5cet%2bkey%3d%3d',
-      'sk-A/se%22cr%5Cet%2Bkey%3D%3D',
-      'sk-A/se%22cr%5cet%2bkey%3d%3d',
-      'sk-A\\/se\\"cr\\\\et+key==',
-      'sk-A/se\\"cr\\\\et+key==',
-      'sk-A/se"cr\\et+key==',
-    ]);
+    const spellings = keySpellings(KEY);
+    for (const form of ['sk-A/se"cr\\et+key==', 'sk-A/se\\"cr\\\\et+key==', 'sk-A\\/se\\"cr\\\\et+key==', 'sk-A%2Fse%22cr%5Cet%2Bkey%3D%3D', 'sk-A%2fse%22cr%5cet%2bkey%3d%3d', 'sk-A/se%22cr%5Cet%2Bkey%3D%3D']) {
+      expect(spellings).toContain(form);
+    }
+    expect(new Set(spellings).size).toBe(spellings.length);
+    expect(spellings.map((f) => f.length)).toEqual([...spellings.map((f) => f.length)].sort((a, b) => b - a));
     expect(keySpellings('plainkey123')).toEqual(['plainkey123']);
+  });
+
+  it('include what the common URL encoders write, as printed by each', () => {
+    const key = 'sk-ab+cd/ef== x~y*z';
+    const written = {
+      'JavaScript encodeURIComponent': 'sk-ab%2Bcd%2Fef%3D%3D%20x~y*z',
+      'URLSearchParams, Java URLEncoder': 'sk-ab%2Bcd%2Fef%3D%3D+x%7Ey*z',
+      'Python quote': 'sk-ab%2Bcd/ef%3D%3D%20x~y%2Az',
+      'Python quote_plus, Go url.QueryEscape': 'sk-ab%2Bcd%2Fef%3D%3D+x~y%2Az',
+      'Go url.PathEscape': 'sk-ab+cd%2Fef==%20x~y%2Az',
+      'PHP urlencode': 'sk-ab%2Bcd%2Fef%3D%3D+x%7Ey%2Az',
+      'PHP rawurlencode': 'sk-ab%2Bcd%2Fef%3D%3D%20x~y%2Az',
+    };
+    for (const [encoder, form] of Object.entries(written)) {
+      expect([encoder, keySpellings(key).includes(form)]).toEqual([encoder, true]);
+      expect([encoder, keySpellings(key).includes(form.replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()))]).toEqual([encoder, true]);
+    }
   });
 
   it('include what Python writes: quote (keeping /), quote with safe="", quote_plus and urlencode, which encode !\'()*', () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { expandEnv, proxySchema } from '../../src/config/proxy-schema.js';
 import { ENDPOINTS, parseModelRequest } from '../../src/proxy/endpoints.js';
 import { splitModel, withModel } from '../../src/proxy/model-field.js';
-import { compile, keyOf, withCredentialFor } from '../../src/proxy/providers.js';
+import { compile, keyOf, keyRefusal, withCredentialFor } from '../../src/proxy/providers.js';
 
 describe('proxySchema', () => {
   it('fills defaults and keeps unknown keys', () => {
@@ -96,19 +96,26 @@ describe('model names', () => {
   });
 });
 
-describe('a provider key that expands to nothing', () => {
-  it('sends no credential at all, rather than an empty Bearer', () => {
-    const config = proxySchema.parse({ providers: { a: { base_url: 'http://127.0.0.1:1/v1', api_key: '${EMPTY_KEY}' }, b: { base_url: 'http://127.0.0.1:1/v1', api_key: '${REAL_KEY}' } } });
-    const runtime = compile(config, { EMPTY_KEY: '', REAL_KEY: 'k-123' });
+describe('a provider key with white space around it, or only white space', () => {
+  it('is sent trimmed, as the provider reads it; a blank one is refused with a message, and never sent', () => {
+    const config = proxySchema.parse({
+      providers: {
+        blank: { base_url: 'http://127.0.0.1:1/v1', api_key: '${BLANK_KEY}' },
+        padded: { base_url: 'http://127.0.0.1:1/v1', api_key: '${PADDED_KEY}' },
+      },
+    });
+    const runtime = compile(config, { BLANK_KEY: ' \t ', PADDED_KEY: ' k-123\t' });
     const provider = (prefix: string) => {
       const entry = runtime.providers.get(prefix)!;
       if (entry.kind !== 'url') throw new Error('expected a base_url provider');
       return entry.provider;
     };
-    expect(provider('a').credential).toBeNull();
-    expect(keyOf(provider('a'))).toBeNull();
-    expect(withCredentialFor(provider('a'), 'anthropic').credential).toBeNull();
-    expect(provider('b').credential).toEqual({ name: 'authorization', value: 'Bearer k-123' });
-    expect(withCredentialFor(provider('b'), 'anthropic').credential).toEqual({ name: 'x-api-key', value: 'k-123' });
+    expect(provider('blank').credential).toBeNull();
+    expect(keyOf(provider('blank'))).toBeNull();
+    expect(withCredentialFor(provider('blank'), 'anthropic').credential).toBeNull();
+    expect(keyRefusal(provider('blank'))).toEqual({ status: 500, type: 'server_error', code: 'provider_key_unusable', message: 'provider "blank" has an api_key that is only white space' });
+    expect(keyOf(provider('padded'))).toBe('k-123');
+    expect(provider('padded').credential).toEqual({ name: 'authorization', value: 'Bearer k-123' });
+    expect(withCredentialFor(provider('padded'), 'anthropic').credential).toEqual({ name: 'x-api-key', value: 'k-123' });
   });
 });
