@@ -19,7 +19,7 @@ export function errorBody(code: string, message: string): string {
  * Node's own parser refuses some requests (a URL over 16 KiB, a malformed request
  * line, a bad header) before any app sees them; they get the JSON body too.
  */
-export function answerParserErrors(server: http.Server): void {
+export function answerParserErrors(server: http.Server, connectLingerMs = CONNECT_LINGER_MS): void {
   server.on('clientError', (e: NodeJS.ErrnoException, socket: Duplex) => {
     const timedOut = e.code === 'ERR_HTTP_REQUEST_TIMEOUT';
     // The answer in progress on this connection: Node sets null once one has finished
@@ -58,7 +58,7 @@ export function answerParserErrors(server: http.Server): void {
     // Read (and drop) what the client sends, so that closing never meets unread data.
     socket.resume();
     socket.once('end', () => socket.destroy());
-    setTimeout(() => socket.destroy(), CONNECT_LINGER_MS).unref();
+    setTimeout(() => socket.destroy(), connectLingerMs).unref();
     socket.end(rawAnswer('400 Bad Request', errorBody('bad_request', `CONNECT ${JSON.stringify((req.url ?? '').slice(0, 200))}: this server is not a forward proxy; send requests to its paths (/v1/…)`), false));
   });
 }

@@ -76,7 +76,7 @@ export function keyRefusal(p: Provider): ProxyError | null {
 
 /** Says what is wrong with a provider key, naming the variable (never a value). */
 export function describeKeyProblem(prefix: string, problem: KeyProblem): string {
-  if (problem.reason === 'unset_variable') return `provider "${prefix}" has api_key \${${problem.variable}}, and that environment variable is not set on the server`;
+  if (problem.reason === 'unset_variable') return `provider "${prefix}" has api_key \${${problem.variable}}, and that environment variable is not set, or empty, on the server`;
   return problem.reason === 'blank'
     ? `provider "${prefix}" has an api_key that is only white space`
     : `provider "${prefix}" has an api_key with a line break or another character an HTTP header cannot carry`;

@@ -28,6 +28,8 @@ export function startProxyServer(options: {
   deps: ProxyDeps;
   /** How long a request may take to arrive (REQUEST_TIMEOUT_MS unless set, as for a test). */
   requestTimeoutMs?: number;
+  /** How long a CONNECT's connection is kept after its answer (http-listener's default unless set, as for a test). */
+  connectLingerMs?: number;
 }): Promise<ProxyServer> {
   const deps = { ...options.deps, metrics: options.deps.metrics ?? createProxyMetrics() };
   const handler = createProxyHandler(deps);
@@ -50,7 +52,7 @@ export function startProxyServer(options: {
       handler(req, res);
     }, 'GET, HEAD, POST, DELETE, OPTIONS'),
   );
-  answerParserErrors(server);
+  answerParserErrors(server, options.connectLingerMs);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {

@@ -6,6 +6,7 @@
  * http(s) URL is a 400 that shows it.
  */
 import net from 'node:net';
+import { startProxyServer } from '../../src/proxy/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, chat, rawExchange, startHarness, type Harness, type Listener } from './harness.js';
 
@@ -144,3 +145,27 @@ describe.each<Listener>(['proxy', 'daemon'])('absolute-form request targets on t
     });
   }
 });
+
+describe('shutting down with a CONNECT client still connected', () => {
+  it('closes its connection at once instead of waiting for the client or the linger', async () => {
+    // A linger longer than the test may run: only the shutdown itself can end this connection.
+    const server = await startProxyServer({ host: '127.0.0.1', port: 0, deps: { getConfig: () => null }, connectLingerMs: 600_000 });
+    const socket = net.connect({ port: server.port, host: '127.0.0.1', allowHalfOpen: true });
+    socket.on('error', () => {});
+    let answer = '';
+    socket.on('data', (d: Buffer) => (answer += d.toString('latin1')));
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.write('CONNECT 127.0.0.1:443 HTTP/1.1\r\nhost: 127.0.0.1:443\r\n\r\n');
+    await new Promise<void>((resolve) => socket.once('end', () => resolve()));
+    expect(answer.startsWith('HTTP/1.1 400 ')).toBe(true);
+    const writer = setInterval(() => socket.write('still here\n'), 50);
+    try {
+      await server.close();
+      await closed;
+    } finally {
+      clearInterval(writer);
+      socket.destroy();
+    }
+  });
+});
+

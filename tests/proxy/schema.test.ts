@@ -118,4 +118,17 @@ describe('a provider key with white space around it, or only white space', () =>
     expect(provider('padded').credential).toEqual({ name: 'authorization', value: 'Bearer k-123' });
     expect(withCredentialFor(provider('padded'), 'anthropic').credential).toEqual({ name: 'x-api-key', value: 'k-123' });
   });
+
+  it('is refused as unset when its variable is set but empty, and the message says both', () => {
+    const runtime = compile(proxySchema.parse({ providers: { e: { base_url: 'http://127.0.0.1:1/v1', api_key: '${EMPTY_KEY}' } } }), { EMPTY_KEY: '' });
+    const entry = runtime.providers.get('e')!;
+    if (entry.kind !== 'url') throw new Error('expected a base_url provider');
+    expect(entry.provider.credential).toBeNull();
+    expect(keyRefusal(entry.provider)).toEqual({
+      status: 500,
+      type: 'server_error',
+      code: 'provider_key_unset',
+      message: 'provider "e" has api_key ${EMPTY_KEY}, and that environment variable is not set, or empty, on the server',
+    });
+  });
 });
