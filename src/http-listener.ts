@@ -100,9 +100,10 @@ interface ServerResponseState {
  * RFC 9112 §3.2.2 says servers must accept) is turned into its origin form (path and
  * query) before any route reads `req.url`, and its authority replaces `Host`, as that
  * section says: every route sees one form. `OPTIONS *` is answered here with
- * `methods`, what the server's routes take; `*` with another method, and a target that is neither a path nor an
- * http(s) URL with a host, are refused with a 400 that shows it, when Node's parser
- * lets them through (it refuses some itself, with the 400 above).
+ * `methods`, what the server's routes take; `*` with another method, and a target
+ * that is neither a path nor an http(s) URL with a host, are refused with a 400 that
+ * shows it, when Node's parser lets them through (it refuses some itself, with the
+ * 400 above).
  */
 export function requireHost(listener: RequestListener, methods: string): RequestListener {
   return (req, res) => {

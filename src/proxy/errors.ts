@@ -57,12 +57,18 @@ function anthropicType(e: ProxyError): string {
  * answer's first byte, which no relayed piece of body marked. Relayed answers never
  * carry it, so the hot path's responses keep their shape.
  */
-export const OWN_ANSWER_AT = Symbol('ownAnswerAt');
+const OWN_ANSWER_AT = Symbol('ownAnswerAt');
+type Marked = ServerResponse & { [OWN_ANSWER_AT]?: number };
 
 export function markOwnAnswer(res: ServerResponse): void {
   // An answer to HEAD has no body, so no first byte.
   if (res.req?.method === 'HEAD') return;
-  (res as ServerResponse & { [OWN_ANSWER_AT]?: number })[OWN_ANSWER_AT] = performance.now();
+  (res as Marked)[OWN_ANSWER_AT] = performance.now();
+}
+
+/** When the proxy wrote its own answer on `res` (performance.now()), or undefined for a relayed one. */
+export function ownAnswerAt(res: ServerResponse): number | undefined {
+  return (res as Marked)[OWN_ANSWER_AT];
 }
 
 /**

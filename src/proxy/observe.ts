@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { OWN_ANSWER_AT } from './errors.js';
+import { ownAnswerAt } from './errors.js';
 import type { ProxyMetrics } from './metrics.js';
 import { createUsageReader, type UsageReader } from './usage.js';
 
@@ -78,7 +78,7 @@ class RequestObservation implements Observation {
     const status = res.headersSent ? res.statusCode : null;
     const usage = this.reader?.result() ?? null;
     // The proxy's own answers (its errors) are written whole: their first byte left then.
-    const own = this.firstByte < 0 ? (res as ServerResponse & { [OWN_ANSWER_AT]?: number })[OWN_ANSWER_AT] : undefined;
+    const own = this.firstByte < 0 ? ownAnswerAt(res) : undefined;
     const ttfb = this.firstByte >= 0 ? this.firstByte - this.started : own !== undefined ? own - this.started : null;
     const { log, metrics } = this;
     if (log !== undefined) {
