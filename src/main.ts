@@ -167,7 +167,7 @@ async function proxy(flags: Flags): Promise<void> {
   try {
     const watcher = await watchConfig(settings.configPath, () => void load());
     await load();
-    const server = await startProxyServer({ host: settings.listen.host, port: settings.listen.port, deps: { getConfig: () => current, env: process.env, log } });
+    const server = await startProxyServer({ host: settings.listen.host, port: settings.listen.port, allowedHosts: settings.allowedHosts, deps: { getConfig: () => current, env: process.env, log } });
     log({ event: 'proxy_started', listen: `${settings.listen.host}:${server.port}` });
     process.on('SIGHUP', () => void load());
     onShutdown(async () => {

@@ -4,7 +4,8 @@ import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener, RequestError } from '@hono/node-server';
 import type { Hono } from 'hono';
-import { answerParserErrors, closeEveryConnection, errorBody, LISTENER_OPTIONS, requireHost } from '../http-listener.js';
+import { answerParserErrors, closeEveryConnection, errorBody, LISTENER_OPTIONS, requireHost, type RequestListener } from '../http-listener.js';
+import { guardRequests, guardUpgrade, type ListenerPolicy } from '../listener-guard.js';
 import { err, ok, type Result } from '../result.js';
 import { checkListenSecurity, type ListenAddress } from './listen.js';
 import { prepareSocketPath, removeSocket, socketInode } from './socket.js';
@@ -41,8 +42,10 @@ export class ListenError extends Error {
  * the path, a host that does not parse) or that Node's parser refuses gets the JSON
  * error body, as every other error does. `fast`: requests served without the app
  * (the chat proxy's endpoints, whose answers the app would only pass through).
+ * `guard`: the browser guard (TCP only), after the target is made a path and before
+ * the fast path, so that no route escapes it.
  */
-function serverFor(app: Hono, fast?: FastPath): Server {
+function serverFor(app: Hono, fast?: FastPath, guard?: ListenerPolicy): Server {
   const listener = getRequestListener(app.fetch, {
     hostname: 'localhost',
     errorHandler: (e) =>
@@ -50,10 +53,11 @@ function serverFor(app: Hono, fast?: FastPath): Server {
         ? jsonError(400, 'bad_request', `the request cannot be served: ${e.message}`)
         : jsonError(500, 'internal_error', 'internal error'),
   });
+  const served: RequestListener = fast === undefined ? listener : (req, res) => fast(req, res) || void listener(req, res);
   const server = createServer(
     LISTENER_OPTIONS,
     // The control API's methods (PUT /config) and the proxy's (DELETE /v1/responses/{id}).
-    requireHost(fast === undefined ? listener : (req, res) => fast(req, res) || void listener(req, res), 'GET, HEAD, POST, PUT, DELETE, OPTIONS'),
+    requireHost(guard === undefined ? served : guardRequests(served, guard), 'GET, HEAD, POST, PUT, DELETE, OPTIONS'),
   );
   answerParserErrors(server);
   return server;
@@ -109,14 +113,20 @@ export async function startListeners(opts: {
   uid?: number | null;
   /** WebSocket upgrades (the login terminals), per listener. */
   upgrade?: { tcp: UpgradeHandler; socket: UpgradeHandler };
+  /** TUNNEL_API_ALLOWED_HOSTS: names besides loopback and the listen address that TCP requests may give as Host. */
+  allowedHosts?: readonly string[];
+  /** `proxy.cors_origins` in force, for the Origin rule of /v1 on TCP. */
+  corsOrigins?: () => readonly string[] | null;
 }): Promise<Listeners> {
   const secure = checkListenSecurity(opts.listen, opts.tokens);
   if (!secure.ok) throw new ListenError('insecure', secure.error);
 
   const { host, port } = opts.listen;
   const shown = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-  const tcp = serverFor(opts.tcpApp, opts.tcpFastPath);
-  if (opts.upgrade) tcp.on('upgrade', opts.upgrade.tcp);
+  // Every TCP request passes the browser guard (SPEC §6); the socket needs none.
+  const guard: ListenerPolicy = { listenHost: host, allowedHosts: opts.allowedHosts ?? [], corsOrigins: opts.corsOrigins ?? (() => null) };
+  const tcp = serverFor(opts.tcpApp, opts.tcpFastPath, guard);
+  if (opts.upgrade) tcp.on('upgrade', guardUpgrade(opts.upgrade.tcp, guard));
   const tcpUp = await listenOn(tcp, () => tcp.listen(port, host));
   if (!tcpUp.ok) throw new ListenError('tcp', `cannot listen on ${shown}: ${describe(tcpUp.error)}`);
 

@@ -43,6 +43,8 @@ export const API_ERRORS = {
   not_interactive: 409,
   already_running: 409,
   foreign_origin: 403,
+  /** A body over the control API's limit (CONTROL_BODY_LIMIT). */
+  request_too_large: 413,
   /** The file changed on disk since the client read it (If-Match), or while the write ran. */
   config_conflict: 409,
   /** The file cannot be edited without losing something (not YAML, not a map, over 1 MiB). */

@@ -91,6 +91,8 @@ export async function startDaemon(settings: DaemonSettings, log: Log, env: NodeJ
       listen: settings.listen,
       socketPath: settings.socketPath,
       tokens: settings.tokens,
+      allowedHosts: settings.allowedHosts,
+      corsOrigins: () => engine.config().proxy?.cors_origins ?? null,
     });
     // The API before the first reload: with 1000 tunnels the reload's spawns keep the
     // thread busy for a while, and /health, /status and /events should answer meanwhile

@@ -7,7 +7,7 @@ import type { Duplex } from 'node:stream';
 import { parse as parseCookies } from 'hono/utils/cookie';
 import WebSocket, { WebSocketServer, type RawData } from 'ws';
 import { SESSION_COOKIE, type Sessions } from './auth.js';
-import { hostAllowed, originAllowed } from './request-guard.js';
+import { panelHostAllowed, panelOriginAllowed } from '../request-guard.js';
 
 const PATH = /^\/api\/terminal\/([0-9a-f]{4,32})$/;
 // The daemon's frame limit (TERMINAL_MAX_FRAME); the browser's frames pass through unchanged.
@@ -106,12 +106,12 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
       const path = new URL(req.url ?? '/', 'http://panel').pathname;
       const m = PATH.exec(path);
       if (m === null) return refuse(socket, 404, 'not_found', `no WebSocket route ${path.slice(0, 200)}`);
-      if (!hostAllowed(req.headers.host, deps.password !== null)) {
+      if (!panelHostAllowed(req.headers.host, deps.password !== null)) {
         return refuse(socket, 403, 'host_not_allowed', 'this panel answers only to a loopback host name; set PANEL_TOKEN to serve it under another name');
       }
       // A WebSocket is not bound by the same-origin policy: only the panel's own page may open one.
       const origin = req.headers.origin;
-      if (origin === undefined || !originAllowed('POST', { origin, host: req.headers.host })) {
+      if (origin === undefined || !panelOriginAllowed('POST', { origin, host: req.headers.host })) {
         return refuse(socket, 403, 'foreign_origin', 'terminals open only from the panel\'s own page');
       }
       if (!authorized(req)) return refuse(socket, 401, 'login_required', 'log in with the panel password first');

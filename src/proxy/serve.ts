@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { answerParserErrors, closeEveryConnection, LISTENER_OPTIONS, requireHost } from '../http-listener.js';
+import { guardRequests } from '../listener-guard.js';
 import { bearerMatches, clientAuthorization } from './auth.js';
 import type { ProxyDeps } from './deps.js';
 import { sendError } from './errors.js';
@@ -30,6 +31,8 @@ export function startProxyServer(options: {
   requestTimeoutMs?: number;
   /** How long a CONNECT's connection is kept after its answer (http-listener's default unless set, as for a test). */
   connectLingerMs?: number;
+  /** TUNNEL_API_ALLOWED_HOSTS: names besides loopback and `host` that requests may give as Host. */
+  allowedHosts?: readonly string[];
 }): Promise<ProxyServer> {
   const deps = { ...options.deps, metrics: options.deps.metrics ?? createProxyMetrics() };
   const handler = createProxyHandler(deps);
@@ -47,10 +50,11 @@ export function startProxyServer(options: {
   };
   const server = http.createServer(
     { noDelay: true, ...LISTENER_OPTIONS, ...(options.requestTimeoutMs === undefined ? {} : { requestTimeout: options.requestTimeoutMs, connectionsCheckingInterval: Math.min(1000, options.requestTimeoutMs) }) },
-    requireHost((req, res) => {
+    // The browser guard (SPEC §6) before every route, /metrics included.
+    requireHost(guardRequests((req, res) => {
       if ((req.method === 'GET' || req.method === 'HEAD') && (req.url === '/metrics' || req.url?.startsWith('/metrics?'))) return metrics(req, res);
       handler(req, res);
-    }, 'GET, HEAD, POST, DELETE, OPTIONS'),
+    }, { listenHost: options.host, allowedHosts: options.allowedHosts ?? [], corsOrigins: () => deps.getConfig()?.cors_origins ?? null }), 'GET, HEAD, POST, DELETE, OPTIONS'),
   );
   answerParserErrors(server, options.connectLingerMs);
   return new Promise((resolve, reject) => {
