@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { errorBody, type RequestListener } from './http-listener.js';
-import { hostAllowed, isStateChanging, originAllowed, type HostPolicy } from './request-guard.js';
+import { hostAllowed, isLoopbackName, isStateChanging, originAllowed, type HostPolicy } from './request-guard.js';
 
 /** What a listener answers to; read on every request, since `cors_origins` reloads with the config. */
 export interface ListenerPolicy extends HostPolicy {
@@ -29,8 +29,8 @@ const isV1 = (path: string): boolean => path === '/v1' || path.startsWith('/v1/'
 const shown = (text: string): string => JSON.stringify(text.slice(0, 200));
 
 function hostsText(policy: HostPolicy): string {
-  const listed = policy.allowedHosts.length > 0 ? `, ${policy.allowedHosts.join(', ')}` : '';
-  return `localhost, 127.0.0.1, [::1], ${policy.listenHost}${listed}`;
+  const names = [policy.listenHost, ...policy.allowedHosts].filter((n) => !isLoopbackName(n));
+  return `localhost, 127.0.0.0/8 and [::1]${names.length > 0 ? `, and ${names.join(', ')}` : ''}`;
 }
 
 // The /v1 endpoints whose body is a multipart upload (an audio file and its `model`).
