@@ -1,4 +1,4 @@
-import { mkdir, lstat, stat, unlink } from 'node:fs/promises';
+import { mkdir, lstat, readdir, readFile, readlink, stat, unlink } from 'node:fs/promises';
 import net from 'node:net';
 import { dirname } from 'node:path';
 import { err, ok, type Result } from '../result.js';
@@ -53,13 +53,43 @@ export async function prepareSocketPath(path: string, uid: number | null): Promi
   if (!st.isSocket()) return err(`${path} exists and is not a socket: remove it or choose another --socket`);
   const live = await somebodyListens(path);
   if (!live.ok) return live;
-  if (live.value) return err(`another daemon is already listening on ${path}: stop it first or choose another --socket`);
+  if (live.value) {
+    const pid = await listenerPid(path);
+    return err(
+      `another daemon${pid === null ? '' : ` (pid ${pid})`} is already listening on ${path}: stop it first, or give each daemon its own --socket, --state-dir and --listen (TUNNEL_SOCKET, TUNNEL_STATE_DIR, TUNNEL_API_LISTEN)`,
+    );
+  }
   try {
     await unlink(path);
   } catch (e) {
     if (errno(e) !== 'ENOENT') return err(`cannot remove the stale socket ${path}: ${(e as Error).message}`);
   }
   return ok(undefined);
+}
+
+/**
+ * The pid of the process listening on the unix socket at `path`, when this account
+ * can see it (Linux: the socket's inode in /proc/net/unix, then the process holding
+ * it), else null.
+ */
+async function listenerPid(path: string): Promise<number | null> {
+  try {
+    const table = await readFile('/proc/net/unix', 'utf8');
+    // Num RefCount Protocol Flags Type St Inode Path; flags 00010000: listening.
+    const row = table.split('\n').find((l) => l.endsWith(` ${path}`) && l.split(/\s+/)[3] === '00010000');
+    const inode = row?.trim().split(/\s+/)[6];
+    if (inode === undefined) return null;
+    const link = `socket:[${inode}]`;
+    for (const pid of (await readdir('/proc')).filter((n) => /^\d+$/.test(n))) {
+      const fds = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
+      for (const fd of fds) {
+        if ((await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '')) === link) return Number(pid);
+      }
+    }
+  } catch {
+    // Not Linux, or /proc is not readable: the message goes without the pid.
+  }
+  return null;
 }
 
 /** The socket's inode once bound, so that close removes our socket and never a successor's. */

@@ -6,7 +6,9 @@ import { join } from 'node:path';
 import type { DirectionMode, TunnelSpec } from '../tunnel/spec.js';
 import type { DesiredState, StatusRecord } from '../tunnel/status.js';
 import { DEFAULT_BACKOFF } from './backoff.js';
-import { ChildRegistry, endLeftovers } from './children.js';
+import { ChildRegistry, endLeftovers, programPath } from './children.js';
+import { checkStateDirOwner, StateDirError } from './state-dir-owner.js';
+import { lockStateDir, type StateLock } from './state-lock.js';
 import { systemClock, type Clock } from './clock.js';
 import { DesiredStore } from './desired.js';
 import { diffTunnels } from '../config/diff.js';
@@ -61,15 +63,28 @@ export async function createSupervisor(opts: SupervisorOptions): Promise<Supervi
   const clock = systemClock;
   const log = opts.log ?? (() => {});
   const paths = statePaths(opts.stateDir);
+  const uid = process.getuid?.() ?? 0;
+  const owned = checkStateDirOwner(paths.dir, uid);
+  if (!owned.ok) throw new StateDirError(owned.error);
   prepareStateDir(paths);
+  // Before the leftovers: a second daemon on this dir would end the first one's children.
+  const lock = lockStateDir(paths.dir, process.pid);
+  if (!lock.ok) throw new StateDirError(lock.error);
   const graceMs = DEFAULTS.graceMs;
-  const leftovers = await endLeftovers(paths.children, graceMs, clock);
+  const owner = { uid, program: programPath(opts.sshBin, process.env.PATH) };
+  const leftovers = await endLeftovers(paths.children, graceMs, clock, owner).catch((e: unknown) => {
+    lock.value.release();
+    throw e;
+  });
   if (leftovers.ended.length > 0) log({ event: 'leftover_ssh_ended', pids: leftovers.ended });
   if (leftovers.stuck.length > 0) log({ event: 'leftover_ssh_stuck', pids: leftovers.stuck });
+  if (leftovers.skipped.length > 0) {
+    log({ event: 'leftover_not_ours', pids: leftovers.skipped, message: `left alone: not processes of uid ${uid} running ${owner.program ?? opts.sshBin}` });
+  }
   const registry = new ChildRegistry(paths.children);
   registry.reset();
   const daemonSshConfig = writeDaemonSshConfig(paths, opts.sshConfigPath, log);
-  return new Supervisor(opts, clock, log, registry, DesiredStore.load(paths.desired), paths.knownHosts, paths.loginLogs, graceMs, daemonSshConfig);
+  return new Supervisor(opts, clock, log, registry, DesiredStore.load(paths.desired), paths.knownHosts, paths.loginLogs, graceMs, daemonSshConfig, lock.value);
 }
 
 class Supervisor implements SupervisorApi {
@@ -92,6 +107,7 @@ class Supervisor implements SupervisorApi {
     loginLogDir: string,
     graceMs: number,
     daemonSshConfig: DaemonSshConfigFile,
+    private readonly stateLock: StateLock,
   ) {
     this.planContext = { sshBin: opts.sshBin, sshConfigPath: daemonSshConfig.path, mode: opts.mode, knownHostsPath, loginLogDir };
     this.sshConfigWatcher = watchSshConfig(
@@ -276,6 +292,8 @@ class Supervisor implements SupervisorApi {
     this.shutdownPromise ??= this.serial(async () => {
       await this.sshConfigWatcher.close();
       await Promise.all([...this.runners.values()].map((r) => r.stop()));
+      // Once no child of ours runs, the next daemon may take the state dir.
+      this.stateLock.release();
       this.log({ event: 'supervisor_stopped' });
     });
     return this.shutdownPromise;
