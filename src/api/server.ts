@@ -53,7 +53,10 @@ function serverFor(app: Hono, fast?: FastPath, guard?: ListenerPolicy): Server {
         ? jsonError(400, 'bad_request', `the request cannot be served: ${e.message}`)
         : jsonError(500, 'internal_error', 'internal error'),
   });
-  const served: RequestListener = fast === undefined ? listener : (req, res) => fast(req, res) || void listener(req, res);
+  const served: RequestListener = (req, res) => {
+    if (fast?.(req, res) === true) return;
+    void listener(req, res);
+  };
   const server = createServer(
     LISTENER_OPTIONS,
     // The control API's methods (PUT /config) and the proxy's (DELETE /v1/responses/{id}).
