@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { getRequestListener, RequestError } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { answerParserErrors, closeEveryConnection, errorBody, LISTENER_OPTIONS, requireHost } from '../http-listener.js';
+import { listenFailure, showAddress } from '../listen-failure.js';
 import { err, ok, type Result } from '../result.js';
 import { checkListenSecurity, type ListenAddress } from './listen.js';
 import { prepareSocketPath, removeSocket, socketInode } from './socket.js';
@@ -83,14 +84,6 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
-const describe = (e: Error): string => {
-  const code = (e as NodeJS.ErrnoException).code;
-  if (code === 'EADDRINUSE') return 'the address is already in use';
-  if (code === 'EADDRNOTAVAIL') return 'the address is not on this machine';
-  if (code === 'EACCES') return 'permission denied';
-  return e.message;
-};
-
 /**
  * Starts the TCP listener and the unix socket, or throws a ListenError. Refuses a
  * non-loopback TCP address without a token. The socket is created mode 0600: the umask is narrowed around the
@@ -114,11 +107,11 @@ export async function startListeners(opts: {
   if (!secure.ok) throw new ListenError('insecure', secure.error);
 
   const { host, port } = opts.listen;
-  const shown = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+  const shown = showAddress(host, port);
   const tcp = serverFor(opts.tcpApp, opts.tcpFastPath);
   if (opts.upgrade) tcp.on('upgrade', opts.upgrade.tcp);
   const tcpUp = await listenOn(tcp, () => tcp.listen(port, host));
-  if (!tcpUp.ok) throw new ListenError('tcp', `cannot listen on ${shown}: ${describe(tcpUp.error)}`);
+  if (!tcpUp.ok) throw new ListenError('tcp', listenFailure(shown, tcpUp.error));
 
   const path = opts.socketPath;
   const ready = await prepareSocketPath(path, opts.uid === undefined ? (process.getuid?.() ?? null) : opts.uid);
@@ -139,10 +132,17 @@ export async function startListeners(opts: {
   });
   if (!unixUp.ok) {
     await closeServer(tcp);
-    throw new ListenError('socket', `cannot listen on ${path}: ${describe(unixUp.error)}`);
+    throw new ListenError('socket', listenFailure(path, unixUp.error, 'socket'));
   }
-  await chmod(path, 0o600);
-  const ino = await socketInode(path);
+  let ino: number | null;
+  try {
+    await chmod(path, 0o600);
+    ino = await socketInode(path);
+  } catch (e) {
+    // Nothing stays listening when the start fails (the socket file was just made by us).
+    await Promise.all([closeServer(tcp), closeServer(unix)]);
+    throw new ListenError('socket', `cannot listen on ${path}: ${e instanceof Error ? e.message : String(e)}`);
+  }
 
   let closing: Promise<void> | null = null;
   return {
