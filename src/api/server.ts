@@ -8,6 +8,7 @@ import { answerParserErrors, closeEveryConnection, errorBody, LISTENER_OPTIONS, 
 import { listenFailure, showAddress } from '../listen-failure.js';
 import { err, ok, type Result } from '../result.js';
 import { checkListenSecurity, type ListenAddress } from './listen.js';
+import { loadingGate, refuseUpgradeWhileLoading } from './loading.js';
 import { prepareSocketPath, removeSocket, socketInode } from './socket.js';
 
 /** Serves a request before the Hono app and returns true, or returns false and leaves it to the app. */
@@ -43,7 +44,7 @@ export class ListenError extends Error {
  * error body, as every other error does. `fast`: requests served without the app
  * (the chat proxy's endpoints, whose answers the app would only pass through).
  */
-function serverFor(app: Hono, fast?: FastPath): Server {
+function serverFor(app: Hono, fast: FastPath | undefined, loading: () => boolean): Server {
   const listener = getRequestListener(app.fetch, {
     hostname: 'localhost',
     errorHandler: (e) =>
@@ -51,10 +52,11 @@ function serverFor(app: Hono, fast?: FastPath): Server {
         ? jsonError(400, 'bad_request', `the request cannot be served: ${e.message}`)
         : jsonError(500, 'internal_error', 'internal error'),
   });
+  const gate = loadingGate(loading);
   const server = createServer(
     LISTENER_OPTIONS,
     // The control API's methods (PUT /config) and the proxy's (DELETE /v1/responses/{id}).
-    requireHost(fast === undefined ? listener : (req, res) => fast(req, res) || void listener(req, res), 'GET, HEAD, POST, PUT, DELETE, OPTIONS'),
+    requireHost((req, res) => gate(req, res) || (fast !== undefined && fast(req, res)) || void listener(req, res), 'GET, HEAD, POST, PUT, DELETE, OPTIONS'),
   );
   answerParserErrors(server);
   return server;
@@ -102,14 +104,20 @@ export async function startListeners(opts: {
   uid?: number | null;
   /** WebSocket upgrades (the login terminals), per listener. */
   upgrade?: { tcp: UpgradeHandler; socket: UpgradeHandler };
+  /** True until the first load of the config file is done: every route but /health answers 503 `loading` (api/loading.ts). */
+  loading?: () => boolean;
 }): Promise<Listeners> {
+  const loading = opts.loading ?? (() => false);
+  const upgradeWith = (handler: UpgradeHandler): UpgradeHandler => (req, socket, head) => {
+    if (!refuseUpgradeWhileLoading(loading, socket)) handler(req, socket, head);
+  };
   const secure = checkListenSecurity(opts.listen, opts.tokens);
   if (!secure.ok) throw new ListenError('insecure', secure.error);
 
   const { host, port } = opts.listen;
   const shown = showAddress(host, port);
-  const tcp = serverFor(opts.tcpApp, opts.tcpFastPath);
-  if (opts.upgrade) tcp.on('upgrade', opts.upgrade.tcp);
+  const tcp = serverFor(opts.tcpApp, opts.tcpFastPath, loading);
+  if (opts.upgrade) tcp.on('upgrade', upgradeWith(opts.upgrade.tcp));
   const tcpUp = await listenOn(tcp, () => tcp.listen(port, host));
   if (!tcpUp.ok) throw new ListenError('tcp', listenFailure(shown, tcpUp.error));
 
@@ -119,8 +127,8 @@ export async function startListeners(opts: {
     await closeServer(tcp);
     throw new ListenError('socket', ready.error);
   }
-  const unix = serverFor(opts.socketApp);
-  if (opts.upgrade) unix.on('upgrade', opts.upgrade.socket);
+  const unix = serverFor(opts.socketApp, undefined, loading);
+  if (opts.upgrade) unix.on('upgrade', upgradeWith(opts.upgrade.socket));
   const unixUp = await listenOn(unix, () => {
     // listen() binds synchronously, so the narrowed umask covers exactly the bind.
     const previous = process.umask(0o177);
