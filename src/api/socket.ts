@@ -22,11 +22,22 @@ function somebodyListens(path: string, timeoutMs = 1000): Promise<Result<boolean
 }
 
 /**
+ * Linux's limit for a socket address (sun_path holds 108 bytes with the final NUL).
+ * Node does not refuse a longer path: it binds the path cut at that length, elsewhere
+ * than asked.
+ */
+export const MAX_SOCKET_PATH_BYTES = 107;
+
+/**
  * Makes `path` ready to be bound: the folder exists (created 0700) and is not one that
  * another user could swap our socket in; a stale socket left by a dead daemon is
  * removed; a live one (another daemon answers) or a non-socket file is refused.
  */
 export async function prepareSocketPath(path: string, uid: number | null): Promise<Result<void, string>> {
+  const bytes = Buffer.byteLength(path);
+  if (bytes > MAX_SOCKET_PATH_BYTES) {
+    return err(`cannot listen on ${path}: a unix socket path may have at most ${MAX_SOCKET_PATH_BYTES} bytes, this one has ${bytes}: choose a shorter --socket`);
+  }
   const dir = dirname(path);
   try {
     await mkdir(dir, { recursive: true, mode: 0o700 });

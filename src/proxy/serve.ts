@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { listenFailure, showAddress } from '../listen-failure.js';
 import { answerParserErrors, closeEveryConnection, LISTENER_OPTIONS, requireHost } from '../http-listener.js';
 import { guardRequests } from '../listener-guard.js';
 import { bearerMatches, clientAuthorization } from './auth.js';
@@ -58,9 +59,10 @@ export function startProxyServer(options: {
   );
   answerParserErrors(server, options.connectLingerMs);
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    const refused = (e: Error) => reject(new Error(listenFailure(showAddress(options.host, options.port), e)));
+    server.once('error', refused);
     server.listen(options.port, options.host, () => {
-      server.off('error', reject);
+      server.off('error', refused);
       let closing: Promise<void> | null = null;
       resolve({
         port: (server.address() as AddressInfo).port,
