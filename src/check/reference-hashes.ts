@@ -4,6 +4,7 @@ import { IDENTITY_FIELDS } from '../config/identity.js';
 import { MAX_CONFIG_BYTES } from '../config/guard.js';
 import { migrate } from '../config/migrate.js';
 import { formatHashChange } from '../config/reference-compare.js';
+import { shellQuote } from './rules.js';
 import type { CheckProblem } from './report.js';
 
 /**
@@ -30,7 +31,7 @@ export async function checkReferenceHashes(path: string): Promise<{ problems: Ch
     problems.push({
       where: path,
       what: `YAML refuses this file as written for autossh-tunnel-dockerized (line ${lines}); migrate rewrites those lines as valid YAML with the same values and hashes`,
-      fix: `tunnel-manager migrate --config ${JSON.stringify(path)} --write`,
+      fix: `tunnel-manager migrate --config ${shellQuote(path)} --write`,
     });
   }
   if (writtenForTunnelManager(m.value.text)) return { problems, notes: [] };

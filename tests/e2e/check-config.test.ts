@@ -38,7 +38,7 @@ test('entries left out are marked so, and a file YAML refuses gets the migrate c
   expect(partial.stdout).toMatch(/line 7, column 5: tunnels\[1\]\.remote_port: expected .* \(this entry is left out; the others run\)/);
   const refused = await check(`tunnels:\n${remote('@home', 'one', 9000)}`);
   expect(refused.code).toBe(1);
-  expect(refused.stdout).toContain(`fix: tunnel-manager migrate --config "${join(dir, 'config.yaml')}" --write`);
+  expect(refused.stdout).toContain(`fix: tunnel-manager migrate --config ${join(dir, 'config.yaml')} --write`);
 });
 
 test('hashes the reference computed from a misread value are listed with the reason', async () => {

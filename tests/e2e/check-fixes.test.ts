@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
 import { runChecks, type CheckReport } from '../../src/check/index.js';
+import { parseConfigText } from '../../src/config/load.js';
+import { MAIN } from './daemon-harness.js';
 
 const root = mkdtempSync(join(tmpdir(), 'tm-check-fixes-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -17,6 +19,9 @@ mkdirSync(shims);
 const realCopyId = execFileSync('sh', ['-c', 'command -v ssh-copy-id'], { encoding: 'utf8' }).trim();
 writeFileSync(join(shims, 'ssh-copy-id'), `#!/bin/sh\nexec ${realCopyId} -n -f "$@"\n`);
 chmodSync(join(shims, 'ssh-copy-id'), 0o755);
+// The built command, as npm installs its bin.
+writeFileSync(join(shims, 'tunnel-manager'), `#!/bin/sh\nexec ${process.execPath} ${MAIN} "$@"\n`);
+chmodSync(join(shims, 'tunnel-manager'), 0o755);
 
 function runFix(fix: string, home: string): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
@@ -92,4 +97,21 @@ test('an SSH config named with --ssh-config in a folder that does not exist: bot
   expect(mode(sshConfig)).toBe('600');
   const again = await check(home, config, sshConfig);
   expect(again.problems).toEqual([]);
+});
+
+test("a file YAML refuses, in a folder whose name a shell would expand: the migrate fix runs as printed and gives the reference's hash", async () => {
+  const home = join(root, 'migrating');
+  const folder = join(home, 'my $HOME `x`');
+  mkdirSync(folder, { recursive: true });
+  const config = join(folder, 'config.yaml');
+  writeFileSync(config, `tunnels:\n${tunnel('*star', 'bastion', 6009)}`);
+  const report = await check(home, config, '/dev/null');
+  const fix = report.problems.find((p) => p.where === config && p.fix !== null)?.fix;
+  expect(fix).toMatch(/^tunnel-manager migrate --config '.*' --write$/);
+  const r = await runFix(fix!, home);
+  expect(r.code, r.out).toBe(0);
+  const loaded = parseConfigText(readFileSync(config, 'utf8'));
+  if (loaded.kind !== 'ok') throw new Error(loaded.kind);
+  // md5("*star|bastion|6009|16009|remote_to_local|false"), as the reference's parser computed it (name-forms.reference.tsv).
+  expect(loaded.config.tunnels.map((t) => [t.name, t.hash])).toEqual([['*star', '2f77417b1743a7f46dd62caf5c32e17b']]);
 });
