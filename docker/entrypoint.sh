@@ -182,7 +182,7 @@ check_entry() {
 
 check_ssh_dir() {
   if [ ! -e "$SSH_DIR" ]; then
-    problem "$(shown "$SSH_DIR")" "the SSH directory does not exist" "mkdir -m 700 $(quote "$(shown "$SSH_DIR")")"
+    problem "$(shown "$SSH_DIR")" "the SSH directory does not exist" "mkdir -p -m 700 $(quote "$(shown "$SSH_DIR")")"
     return
   fi
   if [ ! -d "$SSH_DIR" ]; then

@@ -37,6 +37,22 @@ export interface CheckReport {
   problems: CheckProblem[];
 }
 
+/**
+ * One problem per fix: tunnels that share a cause (two tunnels to one host that does
+ * not resolve, or without a key) get one entry naming them all, so a fix that appends
+ * to a file is printed once and cannot be run twice.
+ */
+export function mergeRepeated(problems: readonly CheckProblem[]): CheckProblem[] {
+  const out: CheckProblem[] = [];
+  for (const p of problems) {
+    const same = out.findIndex((o) => o.what === p.what && o.fix === p.fix);
+    const earlier = same === -1 ? undefined : out[same];
+    if (earlier === undefined) out.push({ ...p });
+    else if (!earlier.where.split('; ').includes(p.where)) out[same] = { ...earlier, where: `${earlier.where}; ${p.where}` };
+  }
+  return out;
+}
+
 /** 0 when nothing is wrong, 1 when any problem was found. */
 export function checkExitCode(report: CheckReport): 0 | 1 {
   return report.problems.length === 0 ? 0 : 1;

@@ -93,7 +93,7 @@ export function entryFindings(shown: string, kind: EntryKind, mode: number, owne
 }
 
 export function missingDirProblem(shown: string): CheckProblem {
-  return { where: shown, what: 'the SSH directory does not exist', fix: `mkdir -m 700 ${shellQuote(shown)}` };
+  return { where: shown, what: 'the SSH directory does not exist', fix: `mkdir -p -m 700 ${shellQuote(shown)}` };
 }
 
 export function notADirProblem(shown: string): CheckProblem {

@@ -99,7 +99,12 @@ export async function checkSshDir(dir: string, configFile: string | null, uid: n
   if (await isSpecialSshConfig(configFile)) return { refused: [], warned: [] };
   const cfg = configFile === null ? null : await statOrNull(configFile);
   const top = await statOrNull(dir);
-  if (top === null) return { refused: [missingDirProblem(show(dir))], warned: [] };
+  if (top === null) {
+    // Both fixes at once, in the order they run: the folder, then the file in it.
+    const refused = [missingDirProblem(show(dir))];
+    if (configFile !== null) refused.push(missingSshConfigProblem(show(configFile)));
+    return { refused, warned: [] };
+  }
   if (!top.isDirectory()) return { refused: [notADirProblem(show(dir))], warned: [] };
   const found: Findings = entryFindings(show(dir), 'dir', top.mode, top.uid, uid);
   const entries: Entry[] = [];
