@@ -17,8 +17,23 @@ const K8S = join(REPO, 'deploy/kubernetes');
 
 type Obj = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> }; [k: string]: any };
 
-/** kubectl's kustomize: what `kubectl apply -k DIR` sends. The suite installs kubectl (scripts/test). */
+/**
+ * kubectl's kustomize: what `kubectl apply -k DIR` sends. It needs kubectl 1.22 or
+ * newer (kustomize v4.2: folders as resources, `labels`); Debian 12's kubernetes-client
+ * (1.20, kustomize v2.0.3) cannot render these files, and no npm package ships
+ * kustomize, so a machine without a recent kubectl fails here, saying so.
+ */
 function kustomize(dir: string): Obj[] {
+  let version: string;
+  try {
+    version = execFileSync('kubectl', ['version', '--client'], { encoding: 'utf8' });
+  } catch (e) {
+    throw new Error(`kubectl is needed to render deploy/kubernetes as kubectl apply -k does (kubectl 1.22 or newer): ${(e as Error).message}`);
+  }
+  const k = /Kustomize Version: v(\d+)\.(\d+)/.exec(version);
+  if (k === null || Number(k[1]) < 4 || (Number(k[1]) === 4 && Number(k[2]) < 2)) {
+    throw new Error(`kubectl's kustomize is too old to render deploy/kubernetes (needs kubectl 1.22+, kustomize v4.2+); kubectl version --client says:\n${version}`);
+  }
   const text = execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' });
   // Kubernetes reads manifests as YAML 1.1.
   return parseAllDocuments(text, { version: '1.1' }).map((d) => {
