@@ -28,7 +28,7 @@ function kustomize(dir: string): Obj[] {
   try {
     version = execFileSync('kubectl', ['version', '--client'], { encoding: 'utf8' });
   } catch (e) {
-    throw new Error(`kubectl is needed to render deploy/kubernetes as kubectl apply -k does (kubectl 1.22 or newer): ${(e as Error).message}`);
+    throw new Error(`kubectl is needed to render deploy/kubernetes as kubectl apply -k does (kubectl 1.22 or newer): ${(e as Error).message}`, { cause: e });
   }
   const k = /Kustomize Version: v(\d+)\.(\d+)/.exec(version);
   if (k === null || Number(k[1]) < 4 || (Number(k[1]) === 4 && Number(k[2]) < 2)) {
