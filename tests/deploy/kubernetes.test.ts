@@ -223,6 +223,8 @@ describe('deploy/kubernetes, rendered by kustomize', () => {
     expect(mounts).toContain(posix.dirname(image().env.TUNNEL_SOCKET!));
     const svc = one(objs, 'Service', 'tunnel-manager-proxy');
     expect(svc.spec.ports[0].targetPort).toBe('http');
+    // Stored responses live in one replica's memory (docs/proxy.md): a client stays on its replica.
+    expect(svc.spec.sessionAffinity).toBe('ClientIP');
     expect(matches(svc.spec.selector, dep.spec.template.metadata.labels)).toBe(true);
     expect(matches(svc.spec.selector, one(objs, 'Deployment', 'tunnel-manager').spec.template.metadata.labels)).toBe(false);
     const hpa = one(objs, 'HorizontalPodAutoscaler', 'tunnel-manager-proxy');

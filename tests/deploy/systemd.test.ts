@@ -14,6 +14,7 @@ import { MAIN, REPO, port } from '../e2e/daemon-harness.js';
 
 const SYSTEM = join(REPO, 'deploy/systemd/tunnel-manager.service');
 const USER = join(REPO, 'deploy/systemd/user/tunnel-manager.service');
+/** Where verify looks first for the bare name the units start (systemd's fixed search path). */
 const BIN = '/usr/local/bin/tunnel-manager';
 
 let tmp: string;
@@ -83,7 +84,7 @@ describe.each([
     // Longer than the daemon's own bounded shutdown (15 s), so that it ends its ssh itself.
     expect(Number(get(u, 'Service', 'TimeoutStopSec'))).toBeGreaterThan(15);
     const exec = get(u, 'Service', 'ExecStart')!;
-    expect(exec).toBe(`${BIN} serve --config \${CONFIGURATION_DIRECTORY}/config.yaml --state-dir \${STATE_DIRECTORY} --socket \${RUNTIME_DIRECTORY}/api.sock`);
+    expect(exec).toBe(`tunnel-manager serve --config \${CONFIGURATION_DIRECTORY}/config.yaml --state-dir \${STATE_DIRECTORY} --socket \${RUNTIME_DIRECTORY}/api.sock`);
     if (!user) {
       expect(get(u, 'Service', 'ProtectSystem')).toBe('strict');
       // Read-only, not "yes": the daemon's user reads its keys and SSH config in ~/.ssh.
@@ -112,7 +113,7 @@ describe('what the units run', () => {
     writeFileSync(join(dirs.CONFIGURATION_DIRECTORY, 'config.yaml'), 'tunnels: []\n');
     // systemd's own expansion of ${VAR} in the command line, then the program it names is ours.
     const argv = get(u, 'Service', 'ExecStart')!.replace(/\$\{(\w+)\}/g, (_, v: string) => dirs[v as keyof typeof dirs]).split(' ');
-    expect(argv[0]).toBe(BIN);
+    expect(argv[0]).toBe('tunnel-manager');
     const apiPort = await port();
     const child = spawn(process.execPath, [MAIN, ...argv.slice(1), '--listen', `127.0.0.1:${apiPort}`], { stdio: ['ignore', 'pipe', 'pipe'] });
     let log = '';
