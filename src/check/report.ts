@@ -4,7 +4,7 @@ export interface CheckProblem {
   where: string;
   /** What is wrong, as a sentence fragment (no trailing period). */
   what: string;
-  /** A command to paste that fixes it, or null when only an edit can. */
+  /** A command to paste that fixes it (for a file Kubernetes mounts, the manifest's change), or null when only an edit can. */
   fix: string | null;
 }
 

@@ -4,7 +4,8 @@ import { access, stat } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { dirname } from 'node:path';
 import type { CheckProblem, TunnelResolution } from './report.js';
-import { shellQuote, unprotectedKeyProblem } from './rules.js';
+import { isKubeletManaged } from './kubelet-volume.js';
+import { shellQuote, sshRefusesKey, unprotectedKeyProblem, unreadableKeyProblem } from './rules.js';
 import { sshConfigReader } from '../ssh-config/read.js';
 import { first, type HostInfo } from '../ssh-config/settings.js';
 import { expandIdentityPath, isDefaultIdentity } from './identity.js';
@@ -167,16 +168,11 @@ export async function checkTunnelHost(
     }
     const readable = await readableBy(path, st, ctx);
     identities.push({ path, usable: readable });
-    if (!readable) {
-      problems.push({
-        where: path,
-        what: `not readable by uid ${ctx.uid} (the user tunnel-manager runs as)`,
-        fix: `sudo chown ${ctx.uid} ${shellQuote(path)}`,
-      });
-    }
+    const layout = (await isKubeletManaged(path)) ? 'kubelet' : 'plain';
+    if (!readable) problems.push(unreadableKeyProblem(path, ctx.uid, layout));
     const inSshDir = ctx.sshDir !== null && path.startsWith(`${ctx.sshDir.replace(/\/+$/, '')}/`);
     // ssh refuses a key of ours that others can read (one of another owner it only cannot read: above).
-    if (!inSshDir && (st.mode & 0o077) !== 0 && st.uid === ctx.uid) problems.push(unprotectedKeyProblem(path, st.mode));
+    if (!inSshDir && sshRefusesKey(st.mode, st.uid, ctx.uid)) problems.push(unprotectedKeyProblem(path, st.mode, st.uid, layout));
   }
   if (!identities.some((i) => i.usable) && !agent) {
     const key = `${ctx.home}/.ssh/id_ed25519`;
