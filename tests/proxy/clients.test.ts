@@ -192,16 +192,14 @@ describe.each<Listener>(['proxy', 'daemon'])('clients through the %s listener', 
       expect(final.usage.output_tokens).toBe(6);
     });
 
-    it('errors come in Anthropic\'s shape: a wrong key, an OpenAI-only provider', async () => {
+    it('errors come in Anthropic\'s shape (a wrong key); an OpenAI-only provider gets the request translated', async () => {
       const denied = await anthropic('wrong').messages.create({ model: 'claude:x', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
       expect(denied).toBeInstanceOf(Anthropic.AuthenticationError);
       expect((denied as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
-      const wrong = await anthropic().messages.create({ model: 'mock:llama3:8b', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
-      expect(wrong).toBeInstanceOf(Anthropic.BadRequestError);
-      expect((wrong as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({
-        type: 'error',
-        error: { type: 'invalid_request_error', message: expect.stringMatching(/provider "mock" takes the openai format/) },
-      });
+      const translated = await anthropic().messages.create({ model: 'mock:llama3:8b', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] });
+      expect(translated.content).toEqual([{ type: 'text', text: 'hello from the mock' }]);
+      expect(last().url).toBe('/v1/chat/completions');
+      expect(last().headers.authorization).toBe('Bearer sk-upstream-openai');
     });
   });
 });
