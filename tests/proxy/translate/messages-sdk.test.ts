@@ -30,6 +30,8 @@ const tools: Anthropic.Tool[] = [
   { name: 'time', input_schema: { type: 'object', properties: { city: { type: 'string' } } } },
 ];
 
+const sampling = { temperature: 0.2, top_p: 0.9, top_k: 40 };
+
 describe('the Anthropic SDK against an OpenAI-format provider', () => {
   it('messages.create: text, with the system prompt, stop sequences and sampling fields mapped', async () => {
     const r = await client().messages.create({
@@ -37,9 +39,8 @@ describe('the Anthropic SDK against an OpenAI-format provider', () => {
       max_tokens: 100,
       system: [{ type: 'text', text: 'be brief', cache_control: { type: 'ephemeral' } }],
       messages: [{ role: 'user', content: 'hi' }],
-      temperature: 0.2,
-      top_p: 0.9,
-      top_k: 40,
+      // Sampling fields that older SDKs (and Claude Code's) still send; this SDK's types no longer list them.
+      ...sampling,
       metadata: { user_id: 'u-1' },
     });
     expect(r.content).toEqual([{ type: 'text', text: 'hello from vllm' }]);
