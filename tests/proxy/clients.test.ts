@@ -91,10 +91,14 @@ describe.each<Listener>(['proxy', 'daemon'])('clients through the %s listener', 
       expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
     });
 
-    it('an OpenAI-format request to an Anthropic-only provider is a 400 naming the formats', async () => {
-      const e = await openai().chat.completions.create({ model: 'claude:claude-sonnet-4', messages: [{ role: 'user', content: 'hi' }] }).catch((x: unknown) => x);
+    it('chat to an Anthropic-only provider is translated; an endpoint without a translation is a 400 naming the formats', async () => {
+      const chat = await openai().chat.completions.create({ model: 'claude:claude-sonnet-4', messages: [{ role: 'user', content: 'hi' }] });
+      expect(chat.choices[0]?.message.content).toBe('hello from the mock');
+      expect(last().url).toBe('/v1/messages');
+      expect(last().headers['x-api-key']).toBe('sk-upstream-anthropic');
+      const e = await openai().embeddings.create({ model: 'claude:claude-sonnet-4', input: 'hi' }).catch((x: unknown) => x);
       expect(e).toBeInstanceOf(OpenAI.BadRequestError);
-      expect((e as InstanceType<typeof OpenAI.BadRequestError>).message).toMatch(/provider "claude" takes the anthropic format/);
+      expect((e as InstanceType<typeof OpenAI.BadRequestError>).message).toMatch(/provider "claude" takes the anthropic format, and \/v1\/embeddings/);
       expect((e as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('unsupported_format');
     });
   });

@@ -57,12 +57,19 @@ class TranslatedRelay implements ExchangeSink {
       {
         method: 'POST',
         path: t.upstreamPath(f.provider.basePath),
-        headers: upstreamRequestHeaders(f.req, f.requestId, f.provider.credential, f.forwarded),
+        headers: this.requestHeaders(),
         body: f.payload,
         keepAliveMs: f.provider.keepAliveMs,
       },
       this,
     );
+  }
+
+  private requestHeaders(): string[] {
+    const { f, t } = this;
+    const headers = upstreamRequestHeaders(f.req, f.requestId, f.provider.credential, f.forwarded);
+    for (const [name, value] of t.defaultHeaders) if (f.req.headers[name] === undefined) headers.push(name, value);
+    return headers;
   }
 
   head(status: number, rawHeaders: string[]): void {

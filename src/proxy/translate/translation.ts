@@ -8,8 +8,11 @@ import type { Result } from '../../result.js';
 import type { ProxyError } from '../errors.js';
 import { chatToMessagesAnswer, type MessagesContext } from './chat-to-messages-answer.js';
 import { ChatToMessagesStream } from './chat-to-messages-stream.js';
+import { chatToMessagesRequest } from './chat-to-messages-request.js';
+import { messagesToChatAnswer } from './messages-to-chat-answer.js';
 import { messagesToChatRequest } from './messages-to-chat-request.js';
-import type { Json } from './shape.js';
+import { MessagesToChatStream } from './messages-to-chat-stream.js';
+import { isObject, type Json } from './shape.js';
 import type { AnswerTranslation } from './stream.js';
 
 /** One request, translated for a provider of another format. */
@@ -23,6 +26,8 @@ export interface Translation {
   /** Request fields left out, for `x-tunnel-manager-dropped`. */
   dropped: readonly string[];
   answer: AnswerTranslation;
+  /** Headers the provider's API requires, sent when the client sent none of that name. */
+  defaultHeaders: readonly (readonly [string, string])[];
 }
 
 type Translate = (fields: Json) => Result<Translation, ProxyError>;
@@ -42,12 +47,36 @@ const messagesToChat: Translate = (fields) => {
       body: Buffer.from(JSON.stringify(r.value.body)),
       dropped: r.value.dropped,
       answer: { json: (body) => chatToMessagesAnswer(body, ctx), stream: () => new ChatToMessagesStream(ctx) },
+      defaultHeaders: [],
+    },
+  };
+};
+
+// Anthropic's API refuses a request without it; OpenAI's clients never send it.
+const ANTHROPIC_VERSION = ['anthropic-version', '2023-06-01'] as const;
+
+const chatToMessages: Translate = (fields) => {
+  const r = chatToMessagesRequest(fields);
+  if (!r.ok) return r;
+  const includeUsage = isObject(fields.stream_options) && fields.stream_options.include_usage === true;
+  return {
+    ok: true,
+    value: {
+      format: 'anthropic',
+      upstreamPath: underBase('/messages'),
+      body: Buffer.from(JSON.stringify(r.value.body)),
+      dropped: r.value.dropped,
+      answer: { json: messagesToChatAnswer, stream: () => new MessagesToChatStream(includeUsage) },
+      defaultHeaders: [ANTHROPIC_VERSION],
     },
   };
 };
 
 /** Endpoint path → the provider format it can be translated to, and how. */
-const TRANSLATIONS: ReadonlyMap<string, { to: ProviderFormat; translate: Translate }> = new Map([['/messages', { to: 'openai', translate: messagesToChat }]]);
+const TRANSLATIONS: ReadonlyMap<string, { to: ProviderFormat; translate: Translate }> = new Map([
+  ['/messages', { to: 'openai', translate: messagesToChat }],
+  ['/chat/completions', { to: 'anthropic', translate: chatToMessages }],
+]);
 
 /** The translation of requests to `endpointPath` for a provider that takes `formats`, or null when there is none. */
 export function translationFor(endpointPath: string, formats: readonly ProviderFormat[]): { to: ProviderFormat; translate: Translate } | null {
