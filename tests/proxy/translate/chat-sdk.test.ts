@@ -59,7 +59,7 @@ describe('the openai client against a Messages provider', () => {
     expect(msg.content).toBeNull();
     const toolCall = msg.tool_calls![0]! as OpenAI.ChatCompletionMessageFunctionToolCall;
     expect(JSON.parse(toolCall.function.arguments)).toEqual({ city: 'Paris' });
-    expect(last().json.tools[0]).toEqual({ name: 'weather', description: 'The weather in a city', input_schema: tools[0]!.function.parameters });
+    expect(last().json.tools[0]).toEqual({ name: 'weather', description: 'The weather in a city', input_schema: (tools[0] as OpenAI.ChatCompletionFunctionTool).function.parameters });
     expect(last().json.tool_choice).toEqual({ type: 'auto', disable_parallel_tool_use: true });
     messages.push(msg, { role: 'tool', tool_call_id: toolCall.id, content: 'sunny' });
     const second = await client().chat.completions.create({ model: 'claude:c', messages, tools });
