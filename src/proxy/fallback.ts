@@ -10,6 +10,8 @@ import type { Rests } from './rest.js';
 import { forwardChat } from './relay.js';
 import { notingOwner, type ResponseOwners } from './response-owners.js';
 import { locate } from './routing.js';
+import { forwardTranslated } from './translate/relay.js';
+import type { Translation } from './translate/translation.js';
 import type { UpstreamPool } from './upstream.js';
 
 /** What every request's walk over its targets shares (one object per proxy). */
@@ -39,6 +41,8 @@ export interface Attempts {
   /** A multipart upload: the form each bare model name gets, written out (instead of `body`). */
   forms?: ReadonlyMap<string, { bytes: Buffer; contentType: string }>;
   obs: Observation;
+  /** The request in another format than the endpoint's, for providers that speak that one (translate/); `body` is then its body. */
+  translation?: Translation;
 }
 
 const reasonOf = (why: FallbackReason): string =>
@@ -123,7 +127,7 @@ class Targets implements Forward {
         retryAfterSeconds: seconds,
       });
     }
-    const located = locate(entry, a.endpoint.format, this.shared.tunnel);
+    const located = locate(entry, a.translation?.format ?? a.endpoint.format, this.shared.tunnel);
     if (!located.ok) return this.next('tunnel_down', located.error);
     const provider = located.value;
     const refusal = keyRefusal(provider);
@@ -132,7 +136,8 @@ class Targets implements Forward {
     const form = a.forms?.get(target.model);
     this.payload = form === undefined ? withModel(a.body, target.model) : form.bytes;
     this.contentType = form?.contentType;
-    forwardChat(this);
+    if (a.translation === undefined) forwardChat(this);
+    else forwardTranslated(this, a.translation);
   }
 
   private get last(): boolean {

@@ -19,6 +19,7 @@ import { refuseTooLarge } from './discard.js';
 import { formatMismatch, targetsFor } from './routing.js';
 import { createStoredResponseRoute } from './stored-responses.js';
 import { createUpstreamPool } from './upstream.js';
+import { translationFor, type Translation } from './translate/translation.js';
 
 /** A request handler for plain node:http. */
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -67,8 +68,12 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
 
   const shared: Shared = { pool, rests, tunnel: deps.tunnel, tunnelHint, log: deps.log, owners: new ResponseOwners() };
 
-  /** The targets of `model` that take the endpoint's format, or null after answering why there are none. */
-  function fitting(r: Incoming, model: string): readonly Target[] | null {
+  /**
+   * The targets of `model` that take the endpoint's format, or null after answering why
+   * there are none. With `fields` (a JSON request), targets that take a format the
+   * request translates to are the fallback: then the request goes to them, translated.
+   */
+  function fitting(r: Incoming, model: string, fields?: Record<string, unknown>): { targets: readonly Target[]; translation?: Translation } | null {
     const { runtime, endpoint } = r;
     r.obs.model = model;
     const targets = targetsFor(model, runtime);
@@ -82,10 +87,20 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
     if (fit.length === 0) {
       const first = runtime.providers.get(targets.value[0]!.prefix)!;
       r.obs.provider = first.prefix;
+      const via = fields === undefined ? null : translationFor(endpoint.path, first.formats);
+      if (via !== null) {
+        const translated = via.translate(fields!);
+        if (!translated.ok) {
+          sendError(r.res, r.requestId, translated.error, false, endpoint.family);
+          return null;
+        }
+        const speaks = targets.value.filter((t) => runtime.providers.get(t.prefix)?.formats.includes(via.to) ?? false);
+        return { targets: speaks, translation: translated.value };
+      }
       sendError(r.res, r.requestId, formatMismatch(`/v1${endpoint.path}`, endpoint.format, first), false, endpoint.family);
       return null;
     }
-    return fit;
+    return { targets: fit };
   }
 
   /** A whole (decompressed) body: checked, then sent to the targets of its model. */
@@ -96,16 +111,18 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
     }
     const parsed = parseModelRequest(r.endpoint, body);
     if (!parsed.ok) return sendError(r.res, r.requestId, parsed.error, false, r.endpoint.family);
-    const fit = fitting(r, parsed.value.model);
+    const fit = fitting(r, parsed.value.model, parsed.value.fields);
     if (fit === null) return;
+    const { targets, translation } = fit;
     // A response created with `store: false` is not kept by its provider: no id to note.
-    const stored = r.endpoint.path === '/responses' && parsed.value.fields.store !== false;
-    sendToTargets(shared, { req: r.req, res: r.res, requestId: r.requestId, endpoint: r.endpoint, runtime: r.runtime, targets: fit, body: parsed.value.bytes, obs: r.obs, stored });
+    const stored = r.endpoint.path === '/responses' && parsed.value.fields.store !== false && translation === undefined;
+    sendToTargets(shared, { req: r.req, res: r.res, requestId: r.requestId, endpoint: r.endpoint, runtime: r.runtime, targets, body: translation?.body ?? parsed.value.bytes, obs: r.obs, stored, translation });
   }
 
   function routeForm(r: Incoming, form: Form): void {
-    const fit = fitting(r, form.model);
-    if (fit === null) return;
+    const fitted = fitting(r, form.model);
+    if (fitted === null) return;
+    const fit = fitted.targets;
     // Every target's form is written before the first is tried: the walk over the targets stays synchronous.
     const models = [...new Set(fit.map((t) => t.model))];
     void Promise.all(models.map((m) => writeForm(form, m))).then(

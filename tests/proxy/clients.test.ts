@@ -91,10 +91,14 @@ describe.each<Listener>(['proxy', 'daemon'])('clients through the %s listener', 
       expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
     });
 
-    it('an OpenAI-format request to an Anthropic-only provider is a 400 naming the formats', async () => {
-      const e = await openai().chat.completions.create({ model: 'claude:claude-sonnet-4', messages: [{ role: 'user', content: 'hi' }] }).catch((x: unknown) => x);
+    it('chat to an Anthropic-only provider is translated; an endpoint without a translation is a 400 naming the formats', async () => {
+      const chat = await openai().chat.completions.create({ model: 'claude:claude-sonnet-4', messages: [{ role: 'user', content: 'hi' }] });
+      expect(chat.choices[0]?.message.content).toBe('hello from the mock');
+      expect(last().url).toBe('/v1/messages');
+      expect(last().headers['x-api-key']).toBe('sk-upstream-anthropic');
+      const e = await openai().embeddings.create({ model: 'claude:claude-sonnet-4', input: 'hi' }).catch((x: unknown) => x);
       expect(e).toBeInstanceOf(OpenAI.BadRequestError);
-      expect((e as InstanceType<typeof OpenAI.BadRequestError>).message).toMatch(/provider "claude" takes the anthropic format/);
+      expect((e as InstanceType<typeof OpenAI.BadRequestError>).message).toMatch(/provider "claude" takes the anthropic format, and \/v1\/embeddings/);
       expect((e as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('unsupported_format');
     });
   });
@@ -192,16 +196,14 @@ describe.each<Listener>(['proxy', 'daemon'])('clients through the %s listener', 
       expect(final.usage.output_tokens).toBe(6);
     });
 
-    it('errors come in Anthropic\'s shape: a wrong key, an OpenAI-only provider', async () => {
+    it('errors come in Anthropic\'s shape (a wrong key); an OpenAI-only provider gets the request translated', async () => {
       const denied = await anthropic('wrong').messages.create({ model: 'claude:x', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
       expect(denied).toBeInstanceOf(Anthropic.AuthenticationError);
       expect((denied as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
-      const wrong = await anthropic().messages.create({ model: 'mock:llama3:8b', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
-      expect(wrong).toBeInstanceOf(Anthropic.BadRequestError);
-      expect((wrong as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({
-        type: 'error',
-        error: { type: 'invalid_request_error', message: expect.stringMatching(/provider "mock" takes the openai format/) },
-      });
+      const translated = await anthropic().messages.create({ model: 'mock:llama3:8b', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] });
+      expect(translated.content).toEqual([{ type: 'text', text: 'hello from the mock' }]);
+      expect(last().url).toBe('/v1/chat/completions');
+      expect(last().headers.authorization).toBe('Bearer sk-upstream-openai');
     });
   });
 });

@@ -49,15 +49,16 @@ describe.each(OPENAI)('%s', (path) => {
 
 describe('/v1/messages', () => {
   const path = '/v1/messages';
-  it('answers its errors in Anthropic\'s shape: timeout, bad body, unknown model, wrong format', async () => {
+  it('answers its errors in Anthropic\'s shape: timeout, bad body, unknown model; an OpenAI-format provider gets it translated', async () => {
     const timeout = await call(h.url, { path, body: body(path, 'a:hang') });
     expect(timeout.status).toBe(504);
     expect(timeout.json).toEqual({ type: 'error', error: { type: 'timeout_error', message: expect.stringContaining('did not answer') } });
     expect((await call(h.url, { path, body: '{"model": 1}' })).json).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
     expect((await call(h.url, { path, body: body(path, 'zz:x') })).json).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
-    const wrong = await call(h.url, { path, body: body(path, 'o:m') });
-    expect(wrong.status).toBe(400);
-    expect(wrong.json.error.message).toMatch(/^provider "o" takes the openai format, and \/v1\/messages is the anthropic format/);
+    const translated = await call(h.url, { path, body: body(path, 'o:m', { max_tokens: 8 }) });
+    expect(translated.status).toBe(200);
+    expect(translated.json).toMatchObject({ type: 'message', role: 'assistant' });
+    expect(h.mock.received.at(-1)!.url).toBe('/v1/chat/completions');
   });
 
   it('a provider taking both formats gets both; the upstream\'s Anthropic error is passed through', async () => {

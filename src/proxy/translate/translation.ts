@@ -1,0 +1,85 @@
+/**
+ * Which requests are translated, and into what (SPEC §9a): the one place that pairs
+ * an endpoint with a provider format it does not speak. A pair not listed here is
+ * refused as before (400 unsupported_format).
+ */
+import type { ProviderFormat } from '../../config/proxy-schema.js';
+import type { Result } from '../../result.js';
+import type { ProxyError } from '../errors.js';
+import { chatToMessagesAnswer, type MessagesContext } from './chat-to-messages-answer.js';
+import { ChatToMessagesStream } from './chat-to-messages-stream.js';
+import { chatToMessagesRequest } from './chat-to-messages-request.js';
+import { messagesToChatAnswer } from './messages-to-chat-answer.js';
+import { messagesToChatRequest } from './messages-to-chat-request.js';
+import { MessagesToChatStream } from './messages-to-chat-stream.js';
+import { isObject, type Json } from './shape.js';
+import type { AnswerTranslation } from './stream.js';
+
+/** One request, translated for a provider of another format. */
+export interface Translation {
+  /** The format the provider speaks (its credential header follows it). */
+  format: ProviderFormat;
+  /** The path of the request on the provider, from its base path (`/v1`). */
+  upstreamPath(basePath: string): string;
+  /** The request body in the provider's format, with the client's model name (each target's is spliced in). */
+  body: Buffer;
+  /** Request fields left out, for `x-tunnel-manager-dropped`. */
+  dropped: readonly string[];
+  answer: AnswerTranslation;
+  /** Headers the provider's API requires, sent when the client sent none of that name. */
+  defaultHeaders: readonly (readonly [string, string])[];
+}
+
+type Translate = (fields: Json) => Result<Translation, ProxyError>;
+
+const underBase = (path: string) => (basePath: string) => `${basePath}${path}`;
+
+const messagesToChat: Translate = (fields) => {
+  const r = messagesToChatRequest(fields);
+  if (!r.ok) return r;
+  const stop = Array.isArray(fields.stop_sequences) ? (fields.stop_sequences as unknown[]).filter((s): s is string => typeof s === 'string') : [];
+  const ctx: MessagesContext = { stopSequences: stop };
+  return {
+    ok: true,
+    value: {
+      format: 'openai',
+      upstreamPath: underBase('/chat/completions'),
+      body: Buffer.from(JSON.stringify(r.value.body)),
+      dropped: r.value.dropped,
+      answer: { json: (body) => chatToMessagesAnswer(body, ctx), stream: () => new ChatToMessagesStream(ctx) },
+      defaultHeaders: [],
+    },
+  };
+};
+
+// Anthropic's API refuses a request without it; OpenAI's clients never send it.
+const ANTHROPIC_VERSION = ['anthropic-version', '2023-06-01'] as const;
+
+const chatToMessages: Translate = (fields) => {
+  const r = chatToMessagesRequest(fields);
+  if (!r.ok) return r;
+  const includeUsage = isObject(fields.stream_options) && fields.stream_options.include_usage === true;
+  return {
+    ok: true,
+    value: {
+      format: 'anthropic',
+      upstreamPath: underBase('/messages'),
+      body: Buffer.from(JSON.stringify(r.value.body)),
+      dropped: r.value.dropped,
+      answer: { json: messagesToChatAnswer, stream: () => new MessagesToChatStream(includeUsage) },
+      defaultHeaders: [ANTHROPIC_VERSION],
+    },
+  };
+};
+
+/** Endpoint path → the provider format it can be translated to, and how. */
+const TRANSLATIONS: ReadonlyMap<string, { to: ProviderFormat; translate: Translate }> = new Map([
+  ['/messages', { to: 'openai', translate: messagesToChat }],
+  ['/chat/completions', { to: 'anthropic', translate: chatToMessages }],
+]);
+
+/** The translation of requests to `endpointPath` for a provider that takes `formats`, or null when there is none. */
+export function translationFor(endpointPath: string, formats: readonly ProviderFormat[]): { to: ProviderFormat; translate: Translate } | null {
+  const t = TRANSLATIONS.get(endpointPath);
+  return t !== undefined && formats.includes(t.to) ? t : null;
+}
