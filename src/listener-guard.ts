@@ -33,18 +33,18 @@ function hostsText(policy: HostPolicy): string {
   return `localhost, 127.0.0.0/8 and [::1]${names.length > 0 ? `, and ${names.join(', ')}` : ''}`;
 }
 
-// The /v1 endpoints whose body is a multipart upload (an audio file and its `model`).
-const UPLOADS = /^\/v1\/audio\/(transcriptions|translations)$/;
-
 /**
- * The media types a state-changing body may have: JSON, and multipart/form-data on
- * the upload endpoints. `text/plain`, form encoding and `multipart/form-data` are what a
- * page may send cross-origin without asking first; JSON is not, so a browser always
- * asks (a preflight), which only `proxy.cors_origins` are granted.
+ * The media types a state-changing body may have: JSON, and under /v1 also
+ * multipart/form-data (audio uploads; the JSON endpoints refuse a form themselves,
+ * and an unknown path gets the proxy's 404 listing its routes). `text/plain`, form
+ * encoding and `multipart/form-data` are what a page may send cross-origin without
+ * asking first; JSON is not, so a browser always asks (a preflight), which only
+ * `proxy.cors_origins` are granted. A page's multipart request to /v1 still carries
+ * its Origin, which the Origin rule refuses.
  */
-function mediaTypeAllowed(contentType: string, path: string): boolean {
+function mediaTypeAllowed(contentType: string, v1: boolean): boolean {
   const type = contentType.split(';')[0]!.trim().toLowerCase();
-  return type === 'application/json' || (type === 'multipart/form-data' && UPLOADS.test(path));
+  return type === 'application/json' || (v1 && type === 'multipart/form-data');
 }
 
 const hasBody = (req: IncomingMessage): boolean =>
@@ -74,8 +74,8 @@ export function refusalOf(req: IncomingMessage, policy: ListenerPolicy): Refusal
   }
   if (isStateChanging(req.method)) {
     const type = req.headers['content-type'];
-    if ((type !== undefined || hasBody(req)) && !mediaTypeAllowed(type ?? '', path)) {
-      const expected = UPLOADS.test(path) ? 'Content-Type: multipart/form-data (or application/json)' : 'Content-Type: application/json';
+    if ((type !== undefined || hasBody(req)) && !mediaTypeAllowed(type ?? '', v1)) {
+      const expected = v1 ? 'Content-Type: application/json (multipart/form-data for an upload)' : 'Content-Type: application/json';
       return {
         status: 415,
         code: 'unsupported_media_type',
