@@ -29,6 +29,7 @@ RUN node -e 'const [a,b]=process.versions.node.split(".").map(Number); if (a<20|
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
+COPY scripts/build.mjs ./scripts/
 COPY src ./src
 RUN npm run build \
  && npm pack --silent --pack-destination /tmp \

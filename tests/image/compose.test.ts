@@ -3,10 +3,10 @@
 // real sshd on this host: both services come up with host networking, the daemon carries
 // data, the CLI answers inside, the panel serves, the health checks pass, and `down`
 // stops them. The README's lines run as an ordinary user (PUID), as a user runs them.
-import { appendFile, chmod, chown, cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, chown, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import type net from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain JS helper shared with the other suites
@@ -52,7 +52,8 @@ describe('compose.yaml as the README starts it', () => {
     echo = await echoServer(echoPort);
     // The files compose builds from, in a folder of the user's.
     dir = await mkdtemp(join(tmpdir(), 'tm-compose-'));
-    for (const f of ['compose.yaml', 'Dockerfile', '.dockerignore', 'package.json', 'package-lock.json', 'tsconfig.json', 'src', 'docker']) {
+    for (const f of ['compose.yaml', 'Dockerfile', '.dockerignore', 'package.json', 'package-lock.json', 'tsconfig.json', 'scripts/build.mjs', 'src', 'docker']) {
+      await mkdir(dirname(join(dir, f)), { recursive: true });
       await cp(join(CONTEXT, f), join(dir, f), { recursive: true });
     }
     await chown(dir, PUID, PGID);
