@@ -5,6 +5,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['tests/**/*.test.ts'],
+    // The image's tests need the image: scripts/test-image builds it and runs them.
+    exclude: ['tests/image/**', '**/node_modules/**'],
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 60_000,
