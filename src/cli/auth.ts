@@ -24,7 +24,8 @@ export interface TerminalIo {
   onResize(listener: () => void): () => void;
 }
 
-function urlFor(target: Target, hash: string): { url: string; headers: Record<string, string> } {
+/** The WebSocket URL of a tunnel's login terminal, and the headers it needs (the token over HTTP). */
+export function terminalUrl(target: Target, hash: string): { url: string; headers: Record<string, string> } {
   const path = `/auth/${encodeURIComponent(hash)}`;
   if (target.kind === 'socket') return { url: `ws+unix://${target.path}:${path}`, headers: {} };
   const base = new URL(target.url.href.endsWith('/') ? target.url.href : `${target.url.href}/`);
@@ -33,14 +34,14 @@ function urlFor(target: Target, hash: string): { url: string; headers: Record<st
   return { url: url.href, headers: target.token !== null ? { authorization: `Bearer ${target.token}` } : {} };
 }
 
-function errorMessage(status: number, body: string): { code: string; message: string } {
+export function errorMessage(status: number, body: string): { code: string; message: string } {
   const e = errorBodySchema.safeParse(parseJson(body));
   if (e.success) return { code: e.data.error.code, message: e.data.error.message };
   // Not the daemon's JSON: shown as it came.
   return { code: 'http', message: `the daemon answered ${status}${body ? `: ${body.slice(0, 200)}` : ''}` };
 }
 
-function parseJson(text: string): unknown {
+export function parseJson(text: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch {
@@ -50,7 +51,7 @@ function parseJson(text: string): unknown {
 
 /** Attaches, and resolves with the exit code once the login ended, failed, or the user detached. */
 export function runAuth(hash: string, target: Target, io: TerminalIo): Promise<number> {
-  const { url, headers } = urlFor(target, hash);
+  const { url, headers } = terminalUrl(target, hash);
   // In raw mode a bare \n does not return to the first column.
   let raw = false;
   const say = (text: string) => io.say(raw ? `\r\n${text}\r\n` : `${text}\n`);

@@ -1,7 +1,8 @@
 /**
  * `start`, `start-tunnel` and the start half of the restarts: POST the start and,
  * unless --no-wait, follow /events until every started tunnel is RUNNING (0) or one
- * ends FAILED or STOPPED (1). The stream is opened before the POST, so no change can
+ * ends FAILED or STOPPED (1). An interactive tunnel ends the wait at AUTH_REQUIRED
+ * (0, with the advice to run auth) only when its login shows a prompt (login-peek.ts). The stream is opened before the POST, so no change can
  * slip between the two.
  */
 import { statusListSchema, statusRecordSchema } from '../api/schemas.js';
@@ -10,6 +11,7 @@ import { ok } from '../result.js';
 import { openEvents } from './client.js';
 import { EXIT, formatOptions, print, say, type CommandContext } from './context.js';
 import { ask, failure, isLoadingAnswer, whileLoading } from './exchange.js';
+import { peekLogin, type Peek } from './login-peek.js';
 import { formatProgress, formatRecordLine, formatStatus, shortHash } from './format.js';
 import { WaitTracker, type WaitOutcome } from './wait.js';
 import { unreachable } from '../unreachable.js';
@@ -101,8 +103,18 @@ export async function startAndWait(ctx: CommandContext, what: StartWhat): Promis
     if (ctx.io.progress) ticker = setInterval(progress, 1000);
 
     const deadline = Date.now() + ctx.timeoutMs;
+    const peeked = new Set<string>();
     let outcome: WaitOutcome | null = tracker.outcome();
-    while (outcome === null && !streamEnded && malformed === null && Date.now() < deadline) {
+    for (;;) {
+      // AUTH_REQUIRED with an ssh running: a person is needed only if it shows a prompt.
+      const unsure = outcome?.kind === 'login' ? outcome.waiting.filter((r) => r.pid !== null && !peeked.has(r.hash)) : [];
+      for (const r of unsure) {
+        peeked.add(r.hash);
+        if (personNeeded(await peekLogin(ctx.target, r.hash, Math.max(0, deadline - Date.now())))) continue;
+        tracker.loginWithoutPrompt(r.hash);
+      }
+      if (unsure.length > 0) outcome = tracker.outcome();
+      if (outcome !== null || streamEnded || malformed !== null || Date.now() >= deadline) break;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, deadline - Date.now());
         wake = () => {
@@ -139,6 +151,27 @@ export async function startAndWait(ctx: CommandContext, what: StartWhat): Promis
     if (ticker) clearInterval(ticker);
     clearProgress();
     stream.close();
+  }
+}
+
+/**
+ * What a look at a login's terminal says: a prompt (or a person at it, or a login that
+ * ended waiting for one) needs a person; a login that ends by itself, or ssh still
+ * quiet, is waited for as any start (its status events tell the rest). A look that
+ * failed keeps the advice to run auth.
+ */
+function personNeeded(p: Peek): boolean {
+  switch (p.kind) {
+    case 'prompt':
+    case 'busy':
+    case 'error':
+      return true;
+    case 'ended':
+      return p.status === 'AUTH_REQUIRED';
+    case 'quiet':
+      return false;
+    default:
+      return unreachable(p, 'peek');
   }
 }
 
