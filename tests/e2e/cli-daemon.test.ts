@@ -172,6 +172,9 @@ describe('tunnel-cli against the daemon', () => {
     expect(partial.stdout).toMatch(/^reloaded: 0 added, 0 removed, 2 unchanged; 1 left out \(nothing running was stopped or changed\):\n {2}line \d+, column \d+: tunnels\[2\]\.remote_port/);
     const partialStatus = await sock('status');
     expect(partialStatus.stdout).toMatch(/^config file has problems: 1 entry left out, the valid ones run; nothing running was stopped or changed:\n {2}line \d+, column \d+/);
+    // As the README says: status is a report (exit 0, as with a FAILED tunnel); validate, like reload, fails.
+    expect(partialStatus.code).toBe(0);
+    expect((await sock('validate')).code).toBe(1);
     // A file that is not YAML at all: nothing applied.
     daemon.writeConfig(`${configText()}  - name: [broken\n`);
     await daemon.waitFor('the invalid file noticed', async () => ((await (await fetch(`http://127.0.0.1:${daemon.apiPort}/health`)).json()) as HealthBody).config?.applied === 'none');
