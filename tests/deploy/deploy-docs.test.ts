@@ -78,7 +78,7 @@ describe('docs/kubernetes.md', () => {
       } else if ((m = /^kubectl exec deploy\/(\S+) -- (tunnel-cli|tunnel-manager) (.+)$/.exec(cmd))) {
         expect(objects.has(`Deployment/${m[1]}`), cmd).toBe(true);
         await knows(m[2] === 'tunnel-cli' ? CLI : MAIN, m[3]!.split(' '));
-      } else if ((m = /^docker (?:build -t|push) (\S+\/tunnel-manager:\S+)( \.)?$/.exec(cmd))) {
+      } else if (/^docker (?:build -t \S+\/tunnel-manager:\S+ \.|push \S+\/tunnel-manager:\S+)$/.test(cmd)) {
         // Not here (no registry, no base image): the build context is the repository's Dockerfile.
         expect(existsSync(join(REPO, 'Dockerfile'))).toBe(true);
       } else {

@@ -9,7 +9,7 @@ import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, renameSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { MAIN, REPO, echoServer, port, roundTrip, sshd, type Sshd } from '../e2e/daemon-harness.js';
 
 const USER = 1500;
@@ -119,7 +119,8 @@ const CASES: { name: string; key: KeyLayout; ssh: Verdict }[] = [
 ];
 
 describe('Secret-mounted keys, judged as ssh judges them, for uid 1500', () => {
-  it.each(CASES.map((c, i) => ({ ...c, i })))('$name: ssh says $ssh, and check, the entrypoint and the daemon agree', async ({ key, ssh, i }) => {
+  // Independent folders and ports: the cases run side by side (most of their time is waiting for processes).
+  it.concurrent.for(CASES.map((c, i) => ({ ...c, i })))('$name: ssh says $ssh, and check, the entrypoint and the daemon agree', async ({ key, ssh, i }, { expect }) => {
     const dir = sshDir(`case${i}`, key);
 
     // The real ssh client first: the verdict everything else must match.
@@ -182,8 +183,10 @@ describe('Secret-mounted keys, judged as ssh judges them, for uid 1500', () => {
       }
       const want = ssh === 'accepted' ? 'RUNNING' : 'FAILED';
       const state = await waitTunnel(apiPort, want, () => daemon.exitCode);
-      expect(state).toBe(want);
+      expect(state.status).toBe(want);
       if (ssh === 'accepted') expect(await roundTrip(localPort, 'through the Secret key')).toBe('through the Secret key');
+      // ssh's own line names the key, and the tunnel's error says why.
+      else expect(state.last_error).toBe(`the user ssh runs as cannot read the private key (tunnel-manager check names the fix): Load key "${dir}/id_ed25519": Permission denied`);
     } finally {
       daemon.kill('SIGTERM');
       await daemon;
@@ -191,16 +194,22 @@ describe('Secret-mounted keys, judged as ssh judges them, for uid 1500', () => {
   });
 });
 
-/** Polls the daemon's status with the CLI's API until tunnel "db" settles on RUNNING or FAILED. */
-async function waitTunnel(apiPort: number, want: string, exited: () => number | null | undefined): Promise<string> {
+interface Status {
+  name: string;
+  status: string;
+  last_error: string | null;
+}
+
+/** Polls the daemon's /status until tunnel "db" is in `want`; returns its last entry. */
+async function waitTunnel(apiPort: number, want: string, exited: () => number | null | undefined): Promise<Status> {
   const deadline = Date.now() + 30_000;
-  let last = '';
+  let last: Status = { name: 'db', status: '(no answer)', last_error: null };
   while (Date.now() < deadline) {
     if (exited() !== undefined && exited() !== null) throw new Error(`the daemon exited (${exited()})`);
     try {
-      const all = (await (await fetch(`http://127.0.0.1:${apiPort}/status`)).json()) as { name: string; status: string }[];
-      last = all.find((t) => t.name === 'db')?.status ?? '';
-      if (last === want) return last;
+      const all = (await (await fetch(`http://127.0.0.1:${apiPort}/status`)).json()) as Status[];
+      last = all.find((t) => t.name === 'db') ?? last;
+      if (last.status === want) return last;
     } catch {
       // not listening yet
     }
