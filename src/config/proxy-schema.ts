@@ -65,6 +65,9 @@ export const providerSchema = z
       .min(0, { error: 'expected a number of seconds, 0 or more (0: a new connection for every request)' })
       .max(MAX_KEEP_ALIVE_SECONDS, { error: `expected at most ${MAX_KEEP_ALIVE_SECONDS} seconds` })
       .optional(),
+    // `chat`: the provider serves chat completions but not the Responses API (most
+    // self-hosted servers); /v1/responses is translated to chat for it (SPEC §9a).
+    responses: z.enum(['native', 'chat'], { error: 'expected native (the provider serves /responses) or chat (translate /v1/responses to chat completions)' }).optional(),
     format: z.union([format, z.array(format, { error: `expected ${PROVIDER_FORMATS.join(' or ')}, or a list of them` }).min(1)], {
       error: `expected ${PROVIDER_FORMATS.join(' or ')}, or a list of them`,
     }).optional(),

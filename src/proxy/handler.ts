@@ -19,7 +19,7 @@ import { refuseTooLarge } from './discard.js';
 import { formatMismatch, targetsFor } from './routing.js';
 import { createStoredResponseRoute } from './stored-responses.js';
 import { createUpstreamPool } from './upstream.js';
-import { translationFor, type Translation } from './translate/translation.js';
+import { speaks, translationFor, type Translation } from './translate/translation.js';
 
 /** A request handler for plain node:http. */
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -81,21 +81,21 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
       sendError(r.res, r.requestId, targets.error, false, endpoint.family);
       return null;
     }
-    // No format translation: only targets that speak the endpoint's format are tried.
-    const fits = (t: Target): boolean => runtime.providers.get(t.prefix)?.formats.includes(endpoint.format) ?? true;
+    // Targets that speak the endpoint's format are tried as they are; only when there are none is the request translated.
+    const fits = (t: Target): boolean => speaks(runtime.providers.get(t.prefix), endpoint);
     const fit = targets.value.every(fits) ? targets.value : targets.value.filter(fits);
     if (fit.length === 0) {
       const first = runtime.providers.get(targets.value[0]!.prefix)!;
       r.obs.provider = first.prefix;
-      const via = fields === undefined ? null : translationFor(endpoint.path, first.formats);
+      const via = fields === undefined ? null : translationFor(endpoint.path, first);
       if (via !== null) {
         const translated = via.translate(fields!);
         if (!translated.ok) {
           sendError(r.res, r.requestId, translated.error, false, endpoint.family);
           return null;
         }
-        const speaks = targets.value.filter((t) => runtime.providers.get(t.prefix)?.formats.includes(via.to) ?? false);
-        return { targets: speaks, translation: translated.value };
+        const able = targets.value.filter((t) => translationFor(endpoint.path, runtime.providers.get(t.prefix)) === via);
+        return { targets: able, translation: translated.value };
       }
       sendError(r.res, r.requestId, formatMismatch(`/v1${endpoint.path}`, endpoint.format, first), false, endpoint.family);
       return null;

@@ -35,9 +35,13 @@ export interface Provider {
 }
 
 /** Where a provider is: a fixed URL, or the local end of a tunnel, looked up on every request so that it follows edits. */
-export type ProviderEntry =
+export type ProviderEntry = (
   | { kind: 'url'; prefix: string; formats: readonly ProviderFormat[]; provider: Provider }
-  | { kind: 'tunnel'; prefix: string; formats: readonly ProviderFormat[]; tunnel: string; path: string; at(host: string, port: number): Provider };
+  | { kind: 'tunnel'; prefix: string; formats: readonly ProviderFormat[]; tunnel: string; path: string; at(host: string, port: number): Provider }
+) & {
+  /** `responses: chat`: it has no Responses API, so /v1/responses reaches it translated to chat (translate/). */
+  responsesViaChat?: boolean;
+};
 
 /** One target of a model name: a provider and the bare model it gets. */
 export interface Target {
@@ -143,6 +147,7 @@ export function compile(config: ProxyConfig, env: NodeJS.ProcessEnv): Runtime {
         kind: 'tunnel',
         prefix,
         formats,
+        responsesViaChat: p.responses === 'chat',
         tunnel: p.tunnel,
         path: basePath,
         at: (host, port) => ({ ...common, ...place('http:', host, port), basePath }),
@@ -153,7 +158,7 @@ export function compile(config: ProxyConfig, env: NodeJS.ProcessEnv): Runtime {
       const port = url.port === '' ? (protocol === 'https:' ? 443 : 80) : Number(url.port);
       // WHATWG URLs keep IPv6 brackets; sockets want the bare address.
       const provider: Provider = { ...common, ...place(protocol, url.hostname.replace(/^\[(.*)\]$/, '$1'), port, url.host), basePath: url.pathname.replace(/\/+$/, '') };
-      providers.set(prefix, { kind: 'url', prefix, formats, provider });
+      providers.set(prefix, { kind: 'url', prefix, formats, provider, responsesViaChat: p.responses === 'chat' });
     }
   }
   let clientKeys: KeyDigest[] | null = null;

@@ -5,7 +5,12 @@
  */
 import type { ProviderFormat } from '../../config/proxy-schema.js';
 import type { Result } from '../../result.js';
+import type { Endpoint } from '../endpoints.js';
 import type { ProxyError } from '../errors.js';
+import type { ProviderEntry } from '../providers.js';
+import { chatToResponsesAnswer, type ResponsesContext } from './chat-to-responses-answer.js';
+import { ChatToResponsesStream } from './chat-to-responses-stream.js';
+import { responsesToChatRequest } from './responses-to-chat-request.js';
 import { chatToMessagesAnswer, type MessagesContext } from './chat-to-messages-answer.js';
 import { ChatToMessagesStream } from './chat-to-messages-stream.js';
 import { chatToMessagesRequest } from './chat-to-messages-request.js';
@@ -72,14 +77,48 @@ const chatToMessages: Translate = (fields) => {
   };
 };
 
-/** Endpoint path → the provider format it can be translated to, and how. */
-const TRANSLATIONS: ReadonlyMap<string, { to: ProviderFormat; translate: Translate }> = new Map([
+const responsesToChat: Translate = (fields) => {
+  const r = responsesToChatRequest(fields);
+  if (!r.ok) return r;
+  const ctx: ResponsesContext = { request: fields };
+  return {
+    ok: true,
+    value: {
+      format: 'openai',
+      upstreamPath: underBase('/chat/completions'),
+      body: Buffer.from(JSON.stringify(r.value.body)),
+      dropped: r.value.dropped,
+      answer: { json: (body) => chatToResponsesAnswer(body, ctx), stream: () => new ChatToResponsesStream(ctx) },
+      defaultHeaders: [],
+    },
+  };
+};
+
+/** A translation: the provider format it produces, and how. */
+export interface Via {
+  to: ProviderFormat;
+  translate: Translate;
+}
+
+const RESPONSES_TO_CHAT: Via = { to: 'openai', translate: responsesToChat };
+
+/** Endpoint path → the provider format it is translated to when the provider does not take the endpoint's own. */
+const TRANSLATIONS: ReadonlyMap<string, Via> = new Map([
   ['/messages', { to: 'openai', translate: messagesToChat }],
   ['/chat/completions', { to: 'anthropic', translate: chatToMessages }],
 ]);
 
-/** The translation of requests to `endpointPath` for a provider that takes `formats`, or null when there is none. */
-export function translationFor(endpointPath: string, formats: readonly ProviderFormat[]): { to: ProviderFormat; translate: Translate } | null {
+/** Whether a provider takes requests of `endpoint` as they are (an unknown one is left to the routing to refuse). */
+export function speaks(entry: ProviderEntry | undefined, endpoint: Endpoint): boolean {
+  if (entry === undefined) return true;
+  if (entry.responsesViaChat === true && endpoint.path.startsWith('/responses')) return false;
+  return entry.formats.includes(endpoint.format);
+}
+
+/** The translation of requests to `endpointPath` for the provider, or null when there is none. */
+export function translationFor(endpointPath: string, entry: ProviderEntry | undefined): Via | null {
+  if (entry === undefined) return null;
+  if (endpointPath === '/responses') return entry.responsesViaChat === true && entry.formats.includes('openai') ? RESPONSES_TO_CHAT : null;
   const t = TRANSLATIONS.get(endpointPath);
-  return t !== undefined && formats.includes(t.to) ? t : null;
+  return t !== undefined && entry.formats.includes(t.to) ? t : null;
 }

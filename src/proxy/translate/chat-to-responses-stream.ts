@@ -1,0 +1,150 @@
+/**
+ * A chat-completion stream as a Responses API event stream, event by event:
+ *
+ *   first chunk ▶ response.created, response.in_progress
+ *   content ▶ (output_item.added + content_part.added for the message item, once) output_text.delta
+ *   tool_calls[i] first seen ▶ the open item is done; output_item.added (function_call)
+ *   tool_calls[i].function.arguments ▶ function_call_arguments.delta
+ *   [DONE], or the end after a finish_reason ▶ the open items done; response.completed
+ *     (response.incomplete for finish_reason "length"), usage included
+ *   the end before a finish_reason, or an error chunk ▶ `data: {"error": …}` (what the
+ *     openai client raises from), nothing after it
+ *
+ * Every event carries its sequence_number, as the API's do.
+ */
+import { errorJson, type ProxyError } from '../errors.js';
+import { upstreamStreamError } from './chat-to-messages-stream.js';
+import { callItem, messageItem, responseObject, responsesUsage, type ResponsesContext } from './chat-to-responses-answer.js';
+import { isObject, type Json } from './shape.js';
+import type { SseEvent } from './sse-events.js';
+import type { StreamTranslator } from './stream.js';
+
+type Item = { kind: 'message'; index: number; id: string; text: string } | { kind: 'call'; index: number; id: string; callId: string; name: string; args: string };
+
+export class ChatToResponsesStream implements StreamTranslator {
+  private seq = 0;
+  private id = 'resp_translated';
+  private model: unknown = '';
+  private created = Math.floor(Date.now() / 1000);
+  private started = false;
+  private done = false;
+  private open: Item | null = null;
+  private readonly output: Json[] = [];
+  private readonly calls = new Map<number, Item & { kind: 'call' }>();
+  private finish: string | null = null;
+  private usage: Json | null = null;
+
+  constructor(private readonly ctx: ResponsesContext) {}
+
+  event(e: SseEvent): string {
+    if (this.done) return '';
+    if (e.data === '[DONE]') return this.close();
+    let chunk: unknown;
+    try {
+      chunk = JSON.parse(e.data);
+    } catch {
+      return this.fail({ status: 502, type: 'upstream_error', code: 'upstream_bad_event', message: 'the provider sent a stream event that is not JSON' });
+    }
+    if (!isObject(chunk)) return '';
+    if (chunk.error !== undefined) return this.fail(upstreamStreamError(chunk.error));
+    let out = '';
+    if (!this.started) {
+      this.started = true;
+      if (typeof chunk.id === 'string') this.id = `resp_${chunk.id}`;
+      if (typeof chunk.created === 'number') this.created = chunk.created;
+      this.model = chunk.model ?? '';
+      const response = this.response('in_progress', []);
+      out += this.ev('response.created', { response }) + this.ev('response.in_progress', { response });
+    }
+    if (isObject(chunk.usage)) this.usage = responsesUsage(chunk.usage);
+    const choice: unknown = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
+    if (!isObject(choice)) return out;
+    const delta = isObject(choice.delta) ? choice.delta : {};
+    if (typeof delta.content === 'string' && delta.content !== '') out += this.text(delta.content);
+    if (Array.isArray(delta.tool_calls)) for (const call of delta.tool_calls as unknown[]) if (isObject(call)) out += this.call(call);
+    if (choice.finish_reason !== null && choice.finish_reason !== undefined) this.finish = String(choice.finish_reason);
+    return out;
+  }
+
+  end(): string | null {
+    if (this.done) return '';
+    return this.finish === null ? null : this.close();
+  }
+
+  fail(e: ProxyError): string {
+    this.done = true;
+    return `data: ${errorJson(e)}\n\n`;
+  }
+
+  private text(delta: string): string {
+    let out = '';
+    if (this.open?.kind !== 'message') {
+      out += this.closeOpen();
+      const item: Item = { kind: 'message', index: this.output.length, id: `msg_${this.id.slice(5)}_${this.output.length}`, text: '' };
+      this.output.push({});
+      this.open = item;
+      out += this.ev('response.output_item.added', { output_index: item.index, item: messageItem(item.id, '', 'in_progress') });
+      out += this.ev('response.content_part.added', { item_id: item.id, output_index: item.index, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } });
+    }
+    const item = this.open as Item & { kind: 'message' };
+    item.text += delta;
+    return out + this.ev('response.output_text.delta', { item_id: item.id, output_index: item.index, content_index: 0, delta, logprobs: [] });
+  }
+
+  private call(call: Json): string {
+    const at = typeof call.index === 'number' ? call.index : 0;
+    const fn = isObject(call.function) ? call.function : {};
+    let out = '';
+    let item = this.calls.get(at);
+    if (item === undefined) {
+      out += this.closeOpen();
+      const callId = typeof call.id === 'string' ? call.id : `call_${at}`;
+      item = { kind: 'call', index: this.output.length, id: `fc_${callId}`, callId, name: typeof fn.name === 'string' ? fn.name : '', args: '' };
+      this.output.push({});
+      this.calls.set(at, item);
+      this.open = item;
+      out += this.ev('response.output_item.added', { output_index: item.index, item: callItem(item.id, callId, item.name, '', 'in_progress') });
+    }
+    if (typeof fn.arguments === 'string' && fn.arguments !== '') {
+      item.args += fn.arguments;
+      out += this.ev('response.function_call_arguments.delta', { item_id: item.id, output_index: item.index, delta: fn.arguments });
+    }
+    return out;
+  }
+
+  /** The open item's closing events; its final form goes into the output list. */
+  private closeOpen(): string {
+    const item = this.open;
+    if (item === null) return '';
+    this.open = null;
+    if (item.kind === 'message') {
+      const done = messageItem(item.id, item.text, 'completed');
+      this.output[item.index] = done;
+      const ids = { item_id: item.id, output_index: item.index, content_index: 0 };
+      return (
+        this.ev('response.output_text.done', { ...ids, text: item.text, logprobs: [] }) +
+        this.ev('response.content_part.done', { ...ids, part: { type: 'output_text', text: item.text, annotations: [], logprobs: [] } }) +
+        this.ev('response.output_item.done', { output_index: item.index, item: done })
+      );
+    }
+    const done = callItem(item.id, item.callId, item.name, item.args, 'completed');
+    this.output[item.index] = done;
+    return this.ev('response.function_call_arguments.done', { item_id: item.id, output_index: item.index, name: item.name, arguments: item.args }) + this.ev('response.output_item.done', { output_index: item.index, item: done });
+  }
+
+  private close(): string {
+    let out = this.started ? '' : this.ev('response.created', { response: this.response('in_progress', []) });
+    out += this.closeOpen();
+    this.done = true;
+    const status = this.finish === 'length' ? 'incomplete' : 'completed';
+    return out + this.ev(status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response: this.response(status, this.output) });
+  }
+
+  private response(status: 'in_progress' | 'completed' | 'incomplete', output: Json[]): Json {
+    return responseObject(this.id, this.model, this.created, this.ctx, status, output, status === 'in_progress' ? null : this.usage);
+  }
+
+  private ev(type: string, value: Json): string {
+    return `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: this.seq++, ...value })}\n\n`;
+  }
+}
