@@ -31,8 +31,9 @@ function thrown(where: string, e: unknown): DaemonFailure {
 
 export interface DaemonClientOptions {
   fetchImpl?: typeof fetch;
-  /** For tests: how long a GET may take. */
+  /** For tests: how long a GET may take, and opening the event stream. */
   getTimeoutMs?: number;
+  eventsOpenTimeoutMs?: number;
 }
 
 export function createDaemonClient(apiUrl: string, token: string | null, opts: DaemonClientOptions = {}): DaemonClient {
@@ -73,7 +74,7 @@ export function createDaemonClient(apiUrl: string, token: string | null, opts: D
       const opening = new AbortController();
       const follow = () => opening.abort(signal.reason);
       signal.addEventListener('abort', follow, { once: true });
-      const timer = setTimeout(() => opening.abort(new DOMException('no answer in time', 'TimeoutError')), EVENTS_OPEN_TIMEOUT_MS);
+      const timer = setTimeout(() => opening.abort(new DOMException('no answer in time', 'TimeoutError')), opts.eventsOpenTimeoutMs ?? EVENTS_OPEN_TIMEOUT_MS);
       try {
         const res = await fetchImpl(`${prefix}/events`, { headers: headers('text/event-stream'), signal: opening.signal });
         const isStream = (res.headers.get('content-type') ?? '').startsWith('text/event-stream');

@@ -4,7 +4,7 @@
   try {
     var theme = localStorage.getItem('tunnel-manager.theme');
     if (theme === 'light' || theme === 'dark') document.documentElement.dataset.theme = theme;
-  } catch (e) {
+  } catch {
     // Storage blocked (privacy settings): the system's theme applies.
   }
 })();
