@@ -8,11 +8,11 @@ import { MERGE_KEY, mergedPairs, mergeSources, flattenMerges } from './merge.js'
 import { readSshOptions } from './ssh-options-map.js';
 import { child, describe, keyText, quote, scalarText, type Tree } from './tree.js';
 
-export const TUNNEL_FIELDS = ['name', 'remote_host', 'remote_port', 'local_port', 'direction', 'interactive', 'ssh_options', 'health_check'] as const;
+export const TUNNEL_FIELDS = ['name', 'remote_host', 'remote_port', 'local_port', 'direction', 'interactive', 'ssh_options', 'health_check', 'shared'] as const;
 type TunnelField = (typeof TUNNEL_FIELDS)[number];
 
 const MAX_NAME = 128;
-const ENTRY_EXPECTED = 'a tunnel: a map with remote_host, remote_port and local_port (and optionally name, direction, interactive, ssh_options)';
+const ENTRY_EXPECTED = 'a tunnel: a map with remote_host, remote_port and local_port (and optionally name, direction, interactive, ssh_options, health_check, shared)';
 const MISSING = 'nothing (the field is missing)';
 
 /** A validated entry with the nodes later checks (duplicates, listen conflicts) point at. */
@@ -113,6 +113,15 @@ export function readTunnel(
     tree.warn(interactiveNode, child(path, 'interactive'), `plain ${String(reading.value)}`, `${describe(interactiveNode)}, read as ${String(reading.value)}; write ${String(reading.value)}`);
   }
 
+  // SPEC §14: absent means shared; `false` gives the tunnel a connection of its own.
+  const sharedNode = value('shared');
+  let shared = true;
+  if (!isNull(sharedNode)) {
+    const v = isScalar(sharedNode) ? sharedNode.value : undefined;
+    if (typeof v === 'boolean') shared = v;
+    else tree.error(sharedNode, child(path, 'shared'), 'true or false (false: a connection of its own, not shared with other tunnels to the host)', describe(sharedNode));
+  }
+
   const own = readSshOptions(tree, fields.get('ssh_options')?.value, child(path, 'ssh_options'));
   const healthCheck = readHealthCheck(tree, fields.get('health_check')?.value, child(path, 'health_check'));
 
@@ -131,6 +140,7 @@ export function readTunnel(
       interactive,
       ssh_options: { ...fileSshOptions, ...own },
       ...(healthCheck ? { health_check: healthCheck } : {}),
+      ...(shared ? {} : { shared: false }),
       written: isPlainObject(written) ? (flattenMerges(written) as Record<string, unknown>) : {},
       line: tree.at(node).line,
     },

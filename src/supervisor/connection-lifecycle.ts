@@ -7,6 +7,7 @@
 // wanted while at least one tunnel on it is active; the runner adds and cancels each
 // tunnel's forward on it. Tokens work as in lifecycle.ts: an attempt is one spawn of
 // the master, a wait one backoff; an event of a token that is over is ignored.
+import type { ConnectionRecord } from '../tunnel/status.js';
 import { unreachable } from '../unreachable.js';
 import { earliestLogin, FRESH_COUNTERS, onEstablished, planRetry, type BackoffPolicy, type RetryCounters } from './backoff.js';
 import type { Failure } from './classify.js';
@@ -53,9 +54,15 @@ export type ConnectionEvent =
   /** The master logged in and listens on its control socket. */
   | { type: 'ready'; attempt: number }
   | { type: 'start-timeout'; attempt: number }
-  | { type: 'exited'; attempt: number; failure: Failure; probe: ProbeTarget | null }
+  | { type: 'exited'; attempt: number; exit: MasterExit; failure: Failure; probe: ProbeTarget | null }
   | { type: 'retry-due'; wait: number }
   | { type: 'probe-result'; wait: number; ok: boolean };
+
+/** How the master ended. */
+export interface MasterExit {
+  code: number | null;
+  signal: string | null;
+}
 
 export type ConnectionTimerEvent = Extract<ConnectionEvent, { type: 'start-timeout' | 'retry-due' }>;
 
@@ -70,7 +77,7 @@ export type ConnectionEffect =
   /** The master is ready: add every forward waiting for it; tunnels backing off because of this connection try again now. */
   | { type: 'opened' }
   /** The master is gone (or never came up): every forward on it or waiting for it ends with `failure`. */
-  | { type: 'lost'; failure: Failure }
+  | { type: 'lost'; failure: Failure; exit: MasterExit | null }
   | { type: 'note'; text: string }
   | { type: 'announce' };
 
@@ -92,7 +99,7 @@ export interface ConnectionStep {
 }
 
 /** The `state` of a status record's `connection` field. */
-export type ConnectionState = 'down' | 'connecting' | 'up' | 'retrying' | 'stopping';
+export type ConnectionState = ConnectionRecord['state'];
 
 export function initialConnection(now: number): Connection {
   return { phase: { id: 'idle' }, seq: 0, counters: FRESH_COUNTERS, lastSpawnAt: null, lastFailure: null, since: now };
@@ -260,7 +267,7 @@ function onExited(c: Connection, ev: Extract<ConnectionEvent, { type: 'exited' }
       const effects: ConnectionEffect[] = [
         { type: 'cancel', token: p.attempt },
         { type: 'note', text: `shared connection ended: ${failure.message}` },
-        { type: 'lost', failure },
+        { type: 'lost', failure, exit: ev.exit },
       ];
       const ended: Connection = { ...c, lastFailure: failure };
       // What a retry will not fix ends every tunnel on it as FAILED; they leave, and
@@ -287,7 +294,7 @@ function onExited(c: Connection, ev: Extract<ConnectionEvent, { type: 'exited' }
       const note: ConnectionEffect = { type: 'note', text: 'shared connection closed' };
       // Forwards asked for meanwhile wait for the next master.
       if (p.reconnect) return connect({ ...gone, counters: FRESH_COUNTERS }, [note]);
-      return { connection: gone, effects: [note, { type: 'lost', failure: CLOSED }] };
+      return { connection: gone, effects: [note, { type: 'lost', failure: CLOSED, exit: ev.exit }] };
     }
     case 'idle':
     case 'backoff':

@@ -24,6 +24,13 @@ export interface TunnelSpec {
   line: number;
   /** The entry's `health_check:`; absent when it has none. */
   health_check?: HealthCheck;
+  /** `false`: a connection of its own (SPEC §14); absent: shared with the host's other tunnels. */
+  shared?: false;
+}
+
+/** Whether a tunnel shares its host's connection (SPEC §14). */
+export function sharesConnection(spec: Pick<TunnelSpec, 'shared'>): boolean {
+  return spec.shared !== false;
 }
 
 /** A tunnel's `health_check:` (SPEC §5), validated by config/health-check.ts. */

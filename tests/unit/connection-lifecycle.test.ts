@@ -42,9 +42,9 @@ const EVENTS: Record<string, ConnectionEvent> = {
   spawned: { type: 'spawned', attempt: 5, pid: 100 },
   ready: { type: 'ready', attempt: 5 },
   'start-timeout': { type: 'start-timeout', attempt: 5 },
-  'exited(refused)': { type: 'exited', attempt: 5, failure: refused, probe: target },
-  'exited(lost)': { type: 'exited', attempt: 5, failure: lost, probe: null },
-  'exited(auth)': { type: 'exited', attempt: 5, failure: auth, probe: null },
+  'exited(refused)': { type: 'exited', attempt: 5, exit: { code: 255, signal: null }, failure: refused, probe: target },
+  'exited(lost)': { type: 'exited', attempt: 5, exit: { code: 255, signal: null }, failure: lost, probe: null },
+  'exited(auth)': { type: 'exited', attempt: 5, exit: { code: 255, signal: null }, failure: auth, probe: null },
   'retry-due': { type: 'retry-due', wait: 5 },
   'probe(down)': { type: 'probe-result', wait: 5, ok: false },
   'probe(up)': { type: 'probe-result', wait: 5, ok: true },
@@ -133,7 +133,7 @@ describe('connection lifecycle: stories', () => {
     let step = nextConnection(c, EVENTS['exited(lost)']!, RULES, world());
     c = step.connection;
     expect(connectionState(c.phase)).toBe('retrying');
-    expect(step.effects).toContainEqual({ type: 'lost', failure: lost });
+    expect(step.effects).toContainEqual({ type: 'lost', failure: lost, exit: { code: 255, signal: null } });
     expect(c.lastFailure).toEqual(lost);
     // A forward asked for now gets the cause at once, no process spent.
     expect(forwardVerdict(c)).toEqual({ kind: 'down', failure: lost });
@@ -157,13 +157,13 @@ describe('connection lifecycle: stories', () => {
   it('a fatal login failure rests the connection (no retry storm) and hands the cause to the forwards', () => {
     const step = nextConnection(conn(PHASES.connecting!), EVENTS['exited(auth)']!, RULES, world());
     expect(step.connection.phase).toEqual({ id: 'idle' });
-    expect(step.effects).toContainEqual({ type: 'lost', failure: auth });
+    expect(step.effects).toContainEqual({ type: 'lost', failure: auth, exit: { code: 255, signal: null } });
     expect(step.effects.some((e) => e.type === 'timer' || e.type === 'spawn')).toBe(false);
   });
 
   it('a start timeout ends the master and reports the timeout, not what the killed ssh said', () => {
     let step = nextConnection(conn(PHASES.connecting!), EVENTS['start-timeout']!, RULES, world());
-    step = nextConnection(step.connection, { type: 'exited', attempt: 5, failure: fail('Killed by signal 15.'), probe: null }, RULES, world(T + 10));
+    step = nextConnection(step.connection, { type: 'exited', attempt: 5, exit: { code: 255, signal: null }, failure: fail('Killed by signal 15.'), probe: null }, RULES, world(T + 10));
     const lostEffect = step.effects.find((e) => e.type === 'lost');
     expect(lostEffect?.type === 'lost' && lostEffect.failure.reason).toBe('start_timeout');
     expect(step.connection.phase.id).toBe('backoff');

@@ -1,0 +1,429 @@
+// One shared connection's runner (SPEC §14): the shell around its pure lifecycle
+// (connection-lifecycle.ts). It starts and ends the ControlMaster, and adds and
+// cancels each tunnel's forward on it with `ssh -O` (control-command.ts). Forwards
+// asked for together go in one `-O` run; when such a run fails, each of its forwards
+// is tried alone, so that a failure is always that one tunnel's (adding a forward that
+// is already there is a no-op).
+import { rmSync } from 'node:fs';
+import { unreachable } from '../unreachable.js';
+import { classifyExit, spawnFailure, type Failure } from './classify.js';
+import type { Clock } from './clock.js';
+import {
+  connectionPid,
+  connectionState,
+  forwardVerdict,
+  initialConnection,
+  nextConnection,
+  type Connection,
+  type ConnectionEffect,
+  type ConnectionEvent,
+  type ConnectionRules,
+  type ConnectionState,
+  type MasterExit,
+} from './connection-lifecycle.js';
+import type { ControlForward, RunControl } from './control-command.js';
+import type { Probe, ProbeTarget } from './probe.js';
+import { LineRing } from './ring.js';
+import type { SpawnSpacer } from './spacing.js';
+import { isLoggedInLine, keepInLog } from './ssh-output.js';
+import { terminate, type SpawnSsh, type SshChild } from './ssh-process.js';
+
+/** How a forward on a shared connection ended. */
+export type ForwardEnd = { kind: 'cancelled' } | { kind: 'failed'; failure: Failure; code: number | null; signal: string | null };
+
+/** A tunnel's forward on a connection: `added` resolves with the master's pid once it is up (null if it never was). */
+export interface ForwardHandle {
+  readonly added: Promise<number | null>;
+  readonly ended: Promise<ForwardEnd>;
+  /** Cancels it (`-O cancel` if it was added); `ended` follows once it is gone. */
+  cancel(): void;
+}
+
+export interface ConnectionDeps {
+  clock: Clock;
+  spawn: SpawnSsh;
+  control: RunControl;
+  probe: Probe;
+  spacer: SpawnSpacer;
+  registry: { add(pid: number, argv: string[]): void; remove(pid: number): void };
+  rules: ConnectionRules;
+  graceMs: number;
+  log(entry: Record<string, unknown>): void;
+}
+
+/** What a connection runs: the master's argv, its socket, where to probe while its server is down. */
+export interface ConnectionPlan {
+  id: string;
+  file: string;
+  args: string[];
+  controlPath: string;
+  spacingKey: string;
+  sshEndpoint: { host: string; port: number } | null;
+}
+
+type ForwardPhase = 'waiting' | 'adding' | 'added' | 'cancelling' | 'ended';
+
+interface Forward {
+  fwd: ControlForward;
+  /** The listening port, to find the master's lines about it. */
+  port: number;
+  phase: ForwardPhase;
+  /** Asked to cancel while its add was under way. */
+  cancelAsked: boolean;
+  /** Already failed once in a batch: the next try is alone. */
+  alone: boolean;
+  onLine(line: string): void;
+  resolveAdded(pid: number | null): void;
+  resolveEnded(end: ForwardEnd): void;
+}
+
+// Forwards per `-O` run: one run of 1000 takes about 2 s; several smaller ones run side by side.
+const BATCH = 64;
+// Lines of the master kept to explain its end and a forward's failure.
+const MASTER_LINES = 200;
+
+export class ConnectionRunner {
+  private conn: Connection;
+  private readonly tokens = new Map<number, AbortController>();
+  private readonly masters = new Map<number, { child: SshChild; gone: Promise<void> }>();
+  private readonly queue: ConnectionEvent[] = [];
+  private draining = false;
+  private readonly forwards = new Set<Forward>();
+  private readonly adds: Forward[] = [];
+  private readonly cancels: Forward[] = [];
+  /** The current master's lines. */
+  private lines = new LineRing(MASTER_LINES);
+  /** Tunnels that want this connection, with what to call when it is back. */
+  private readonly members = new Map<string, () => void>();
+  private readonly watchers = new Set<() => void>();
+  /** `-O` runs under way (a few at a time). */
+  private inFlight = 0;
+
+  constructor(
+    private plan: ConnectionPlan,
+    private readonly deps: ConnectionDeps,
+  ) {
+    this.conn = initialConnection(deps.clock.now());
+  }
+
+  get id(): string {
+    return this.plan.id;
+  }
+
+  /** The `connection` field of a status record. */
+  record(): { id: string; pid: number | null; state: ConnectionState } {
+    return { id: this.plan.id, pid: connectionPid(this.conn.phase), state: connectionState(this.conn.phase) };
+  }
+
+  get wanted(): boolean {
+    return this.members.size > 0;
+  }
+
+  /** True once nothing runs or waits: the pool may forget it. */
+  get idle(): boolean {
+    return this.members.size === 0 && this.conn.phase.id === 'idle' && this.forwards.size === 0;
+  }
+
+  /** Called on every change of the connection's state or pid. */
+  watch(fn: () => void): () => void {
+    this.watchers.add(fn);
+    return () => this.watchers.delete(fn);
+  }
+
+  want(hash: string, kick: () => void): void {
+    const first = this.members.size === 0;
+    this.members.set(hash, kick);
+    if (first) this.dispatch({ type: 'wanted', now: false });
+  }
+
+  unwant(hash: string): void {
+    if (!this.members.delete(hash)) return;
+    if (this.members.size === 0) this.dispatch({ type: 'unwanted' });
+  }
+
+  /** Asks for a forward: added once the master is up, ended at once with the cause while it is down. */
+  open(fwd: ControlForward, port: number, onLine: (line: string) => void): ForwardHandle {
+    let resolveAdded!: (pid: number | null) => void;
+    let resolveEnded!: (end: ForwardEnd) => void;
+    const added = new Promise<number | null>((r) => (resolveAdded = r));
+    const ended = new Promise<ForwardEnd>((r) => (resolveEnded = r));
+    const f: Forward = { fwd, port, phase: 'waiting', cancelAsked: false, alone: false, onLine, resolveAdded, resolveEnded };
+    this.forwards.add(f);
+    const verdict = forwardVerdict(this.conn);
+    if (verdict.kind === 'down') {
+      const failure = verdict.failure ?? { reason: 'connection_lost', retry: true, probe: null, message: 'the shared connection is down' };
+      this.end(f, { kind: 'failed', failure: { ...failure, probe: null }, code: null, signal: null });
+    } else if (verdict.kind === 'add') {
+      this.queueAdd(f);
+    }
+    return { added, ended, cancel: () => this.cancel(f) };
+  }
+
+  /** Ends the master at once (daemon shutdown): every forward on it goes with it. */
+  async close(): Promise<void> {
+    const gone = [...this.masters.values()].map((m) => m.gone);
+    for (const kick of [...this.members.keys()]) this.unwant(kick);
+    await Promise.all(gone);
+  }
+
+  private cancel(f: Forward): void {
+    switch (f.phase) {
+      case 'waiting': {
+        const i = this.adds.indexOf(f);
+        if (i >= 0) this.adds.splice(i, 1);
+        this.end(f, { kind: 'cancelled' });
+        return;
+      }
+      case 'adding':
+        f.cancelAsked = true;
+        return;
+      case 'added':
+        if (this.conn.phase.id !== 'up') {
+          this.end(f, { kind: 'cancelled' });
+          return;
+        }
+        f.phase = 'cancelling';
+        this.cancels.push(f);
+        this.pump();
+        return;
+      case 'cancelling':
+      case 'ended':
+        return;
+      default:
+        unreachable(f.phase, 'forward phase');
+    }
+  }
+
+  private end(f: Forward, end: ForwardEnd): void {
+    if (f.phase === 'ended') return;
+    f.phase = 'ended';
+    this.forwards.delete(f);
+    f.resolveAdded(null);
+    f.resolveEnded(end);
+  }
+
+  private queueAdd(f: Forward): void {
+    f.phase = 'waiting';
+    this.adds.push(f);
+    this.pump();
+  }
+
+  /** Runs queued `-O` work, cancels first, a few runs at a time (each run is limited machine-wide too). */
+  private pump(): void {
+    while (this.inFlight < 4 && (this.cancels.length > 0 || this.adds.length > 0)) {
+      if (this.cancels.length > 0) {
+        const batch = this.cancels.splice(0, BATCH);
+        this.inFlight++;
+        void this.runCancels(batch).finally(() => this.done());
+        continue;
+      }
+      const first = this.adds[0];
+      const batch = first !== undefined && first.alone ? this.adds.splice(0, 1) : this.takeAdds();
+      for (const f of batch) f.phase = 'adding';
+      this.inFlight++;
+      void this.runAdds(batch).finally(() => this.done());
+    }
+  }
+
+  private takeAdds(): Forward[] {
+    const batch: Forward[] = [];
+    while (batch.length < BATCH && this.adds[0] !== undefined && !this.adds[0].alone) batch.push(this.adds.shift()!);
+    return batch;
+  }
+
+  private done(): void {
+    this.inFlight--;
+    this.pump();
+  }
+
+  private async runAdds(batch: Forward[]): Promise<void> {
+    const pid = connectionPid(this.conn.phase);
+    const out = await this.deps.control(this.plan.file, this.plan.controlPath, 'forward', batch.map((f) => f.fwd));
+    // The master went away meanwhile: its end already ended these forwards.
+    if (this.conn.phase.id !== 'up' || connectionPid(this.conn.phase) !== pid) {
+      for (const f of batch) if (f.phase === 'adding') this.end(f, { kind: 'failed', failure: this.conn.lastFailure ?? lostFailure(), code: null, signal: null });
+      return;
+    }
+    if (out.code === 0) {
+      for (const f of batch) {
+        if (f.phase !== 'adding') continue;
+        f.phase = 'added';
+        f.resolveAdded(pid);
+        if (f.cancelAsked) this.cancel(f);
+      }
+      return;
+    }
+    if (batch.length > 1) {
+      // Which one failed is not said: each is tried alone (those added are a no-op).
+      for (const f of batch) {
+        if (f.phase !== 'adding') continue;
+        if (f.cancelAsked) {
+          f.phase = 'added';
+          this.cancel(f);
+          continue;
+        }
+        f.alone = true;
+        f.phase = 'waiting';
+        this.adds.unshift(f);
+      }
+      return;
+    }
+    const f = batch[0];
+    if (f === undefined || f.phase !== 'adding') return;
+    // The master writes why (the bind error) on its own stderr; let that line arrive.
+    await new Promise((r) => setImmediate(r));
+    this.end(f, { kind: 'failed', failure: this.explainForward(f, out.lines), code: out.code, signal: null });
+  }
+
+  private async runCancels(batch: Forward[]): Promise<void> {
+    if (this.conn.phase.id === 'up') await this.deps.control(this.plan.file, this.plan.controlPath, 'cancel', batch.map((f) => f.fwd));
+    for (const f of batch) this.end(f, { kind: 'cancelled' });
+  }
+
+  /** The client's words, and the master's lines that name this forward's port. */
+  private explainForward(f: Forward, clientLines: readonly string[]): Failure {
+    const port = new RegExp(`[:\\s]${f.port}\\b`);
+    const master = this.lines.toArray().filter((l) => port.test(l) || /Server has disabled port forwarding/.test(l));
+    const flag = f.fwd.flag === '-R' ? '-R' : '-L';
+    const remoteBind = flag === '-R' && /^\[?[^\]]*\]?:/.test(f.fwd.value) ? f.fwd.value.replace(/^\[?([^\]]*)\]?:.*$/, '$1') : null;
+    return classifyExit({ code: 255, signal: null, lines: [...master.slice(-5), ...clientLines], flag, remoteBind });
+  }
+
+  private dispatch(ev: ConnectionEvent): void {
+    this.queue.push(ev);
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      for (let e = this.queue.shift(); e !== undefined; e = this.queue.shift()) {
+        const { clock, rules } = this.deps;
+        const step = nextConnection(this.conn, e, rules, { now: clock.now(), random: () => clock.random() });
+        this.conn = step.connection;
+        for (const effect of step.effects) this.perform(effect);
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private perform(e: ConnectionEffect): void {
+    const { clock, graceMs } = this.deps;
+    switch (e.type) {
+      case 'spawn':
+        void this.runMaster(e.attempt, this.token(e.attempt));
+        return;
+      case 'terminate': {
+        const m = this.masters.get(e.attempt);
+        if (m !== undefined) void terminate(m.child, graceMs, clock);
+        return;
+      }
+      case 'timer': {
+        const signal = this.token(e.token);
+        void clock.sleep(e.at - clock.now(), signal).then((elapsed) => {
+          if (elapsed) this.dispatch(e.event);
+        });
+        return;
+      }
+      case 'probe':
+        void this.runProbe(e.token, e.at, e.target);
+        return;
+      case 'cancel':
+        this.tokens.get(e.token)?.abort();
+        this.tokens.delete(e.token);
+        return;
+      case 'opened':
+        this.onOpened();
+        return;
+      case 'lost':
+        this.onLost(e.failure, e.exit);
+        return;
+      case 'note':
+        this.deps.log({ event: 'connection', id: this.plan.id, message: e.text });
+        for (const f of this.forwards) f.onLine(`[tunnel-manager ${new Date(clock.now()).toISOString()}] ${e.text}`);
+        return;
+      case 'announce':
+        for (const w of this.watchers) w();
+        return;
+      default:
+        unreachable(e, 'connection effect');
+    }
+  }
+
+  private onOpened(): void {
+    for (const f of [...this.forwards]) if (f.phase === 'waiting' && !this.adds.includes(f)) this.queueAdd(f);
+    // Tunnels backing off because this connection was down come back together.
+    for (const kick of [...this.members.values()]) kick();
+  }
+
+  private onLost(failure: Failure, exit: MasterExit | null): void {
+    this.adds.length = 0;
+    this.cancels.length = 0;
+    for (const f of [...this.forwards]) {
+      if (f.phase === 'cancelling' || f.cancelAsked) this.end(f, { kind: 'cancelled' });
+      // Waiting forwards of a connection being retried end too: their tunnels back off
+      // with the cause and are called back (onOpened) once it is up again.
+      else this.end(f, { kind: 'failed', failure: { ...failure, probe: null }, code: exit?.code ?? null, signal: exit?.signal ?? null });
+    }
+  }
+
+  private token(id: number): AbortSignal {
+    let ctrl = this.tokens.get(id);
+    if (ctrl === undefined) {
+      ctrl = new AbortController();
+      this.tokens.set(id, ctrl);
+    }
+    return ctrl.signal;
+  }
+
+  private async runMaster(attempt: number, signal: AbortSignal): Promise<void> {
+    const { spacer, registry, clock } = this.deps;
+    const plan = this.plan;
+    const slot = await spacer.acquire(plan.spacingKey, signal);
+    if (slot === null) return;
+    if (signal.aborted) {
+      slot();
+      return;
+    }
+    signal.addEventListener('abort', slot, { once: true });
+    // A socket left behind would make this master run without sharing, silently.
+    rmSync(plan.controlPath, { force: true });
+    const lines = new LineRing(MASTER_LINES);
+    this.lines = lines;
+    const onLine = (line: string) => {
+      lines.push(line, clock.now());
+      if (keepInLog(line)) for (const f of this.forwards) f.onLine(line);
+      if (isLoggedInLine(line)) slot();
+      // Printed once the control socket listens and the session loop runs.
+      if (line.startsWith('debug1: Entering interactive session.')) {
+        slot();
+        this.dispatch({ type: 'ready', attempt });
+      }
+    };
+    const child = this.deps.spawn(plan.file, plan.args, onLine);
+    let resolveGone!: () => void;
+    this.masters.set(attempt, { child, gone: new Promise<void>((r) => (resolveGone = r)) });
+    if (child.pid !== null) registry.add(child.pid, [plan.file, ...plan.args]);
+    this.dispatch({ type: 'spawned', attempt, pid: child.pid });
+    const exit = await child.exited;
+    slot();
+    this.masters.delete(attempt);
+    if (child.pid !== null) registry.remove(child.pid);
+    rmSync(plan.controlPath, { force: true });
+    const failure =
+      exit.spawnError !== null ? spawnFailure(exit.spawnError) : classifyExit({ code: exit.code, signal: exit.signal, lines: lines.toArray(), flag: '-L', remoteBind: null });
+    const probe: ProbeTarget | null = failure.probe === 'ssh-port' && plan.sshEndpoint !== null ? { kind: 'ssh-port', ...plan.sshEndpoint } : null;
+    this.dispatch({ type: 'exited', attempt, exit: { code: exit.code, signal: exit.signal }, failure, probe });
+    resolveGone();
+  }
+
+  private async runProbe(token: number, at: number, target: ProbeTarget): Promise<void> {
+    const { clock, probe } = this.deps;
+    const signal = this.token(token);
+    if (!(await clock.sleep(at - clock.now(), signal))) return;
+    const up = await probe(target, signal);
+    if (!signal.aborted) this.dispatch({ type: 'probe-result', wait: token, ok: up });
+  }
+}
+
+function lostFailure(): Failure {
+  return { reason: 'connection_lost', retry: true, probe: null, message: 'connection lost: the shared connection ended' };
+}
