@@ -286,7 +286,9 @@ export class ConnectionRunner {
     const master = this.lines.toArray().filter((l) => port.test(l) || /Server has disabled port forwarding/.test(l));
     const flag = f.fwd.flag === '-R' ? '-R' : '-L';
     const remoteBind = flag === '-R' && /^\[?[^\]]*\]?:/.test(f.fwd.value) ? f.fwd.value.replace(/^\[?([^\]]*)\]?:.*$/, '$1') : null;
-    return classifyExit({ code: 255, signal: null, lines: [...master.slice(-5), ...clientLines], flag, remoteBind });
+    // ssh's function names say nothing to a user: "mux_client_forward: forwarding request failed: X" is X.
+    const plain = [...master.slice(-5), ...clientLines].map((l) => l.replace(/^mux_\w+: (forwarding request failed: )?/, ''));
+    return classifyExit({ code: 255, signal: null, lines: plain, flag, remoteBind });
   }
 
   private dispatch(ev: ConnectionEvent): void {

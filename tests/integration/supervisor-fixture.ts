@@ -41,6 +41,8 @@ export interface SpecInput {
   direction: Direction;
   interactive?: boolean;
   ssh_options?: Record<string, string>;
+  /** false: an ssh of its own (SPEC §14). */
+  shared?: false;
 }
 
 /** A TunnelSpec as the config loader builds it (hash over the values as written). */
@@ -62,6 +64,7 @@ export function spec(input: SpecInput): TunnelSpec {
     direction: input.direction,
     interactive,
     ssh_options: input.ssh_options ?? {},
+    ...(input.shared === false ? { shared: false as const } : {}),
     written: { ...input },
     line: 1,
   };
