@@ -141,6 +141,15 @@ export class ConnectionRunner {
     if (this.members.size === 0) this.dispatch({ type: 'unwanted' });
   }
 
+  /**
+   * A person or a changed ssh config asks for the tunnels now: a connection backing off
+   * tries at once, with the plan as it is now (a new server address is probed from then on).
+   */
+  retryNow(plan: ConnectionPlan): void {
+    if (plan.id === this.plan.id) this.plan = plan;
+    if (this.members.size > 0) this.dispatch({ type: 'wanted', now: true });
+  }
+
   /** Asks for a forward: added once the master is up, ended at once with the cause while it is down. */
   open(fwd: ControlForward, port: number, onLine: (line: string) => void): ForwardHandle {
     let resolveAdded!: (pid: number | null) => void;

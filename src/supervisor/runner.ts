@@ -187,6 +187,9 @@ export class Runner {
    * tries at once. `restart` counts it in `restarts` (a config change, not a user start).
    */
   start(opts: { restart: boolean }): void {
+    // Out of RETRYING at once: its connection too, if that is what it waits for.
+    const shared = this.plan.shared;
+    if (shared !== null && this.tunnel.phase.id === 'backoff') this.deps.connections.get(shared.connection).retryNow(shared.connection);
     this.dispatch({ type: 'start', restart: opts.restart });
   }
 
