@@ -30,7 +30,8 @@ export type ConnectionPhase =
   | { id: 'idle' }
   /** `pid` is null until the spawn slot was granted and ssh started; `ending`: timed out, being ended. */
   | { id: 'connecting'; attempt: number; pid: number | null; ending: Failure | null }
-  | { id: 'up'; attempt: number; pid: number | null; since: number }
+  /** `ending`: found unresponsive (its control socket does not answer), being ended. */
+  | { id: 'up'; attempt: number; pid: number | null; since: number; ending: Failure | null }
   | { id: 'backoff'; wait: number; until: number; failure: Failure; probe: ProbeTarget | null }
   /** TERM sent; `reconnect`: wanted again meanwhile, connect once the master is gone. */
   | { id: 'stopping'; attempt: number; pid: number | null; reconnect: boolean };
@@ -54,6 +55,8 @@ export type ConnectionEvent =
   /** The master logged in and listens on its control socket. */
   | { type: 'ready'; attempt: number }
   | { type: 'start-timeout'; attempt: number }
+  /** An `ssh -O` to the master got no answer in time: a stopped (SIGSTOP) or wedged master serves nobody. */
+  | { type: 'unresponsive'; attempt: number }
   | { type: 'exited'; attempt: number; exit: MasterExit; failure: Failure; probe: ProbeTarget | null }
   | { type: 'retry-due'; wait: number }
   | { type: 'probe-result'; wait: number; ok: boolean };
@@ -142,8 +145,10 @@ export function forwardVerdict(c: Connection): { kind: 'wait' } | { kind: 'add' 
   switch (c.phase.id) {
     case 'up':
       return { kind: 'add' };
-    case 'connecting':
     case 'idle':
+      // After a failure no retry fixes, only a start (retryNow) tries again.
+      return c.lastFailure !== null && !c.lastFailure.retry ? { kind: 'down', failure: c.lastFailure } : { kind: 'wait' };
+    case 'connecting':
     case 'stopping':
       return { kind: 'wait' };
     case 'backoff':
@@ -162,6 +167,8 @@ export function nextConnection(c: Connection, ev: ConnectionEvent, rules: Connec
 }
 
 const CLOSED: Failure = { reason: 'signal', retry: true, probe: null, message: 'the shared connection was closed' };
+
+const UNRESPONSIVE: Failure = { reason: 'timeout', retry: true, probe: null, message: 'the shared connection\'s ssh stopped answering on its control socket (stopped or hung); it was ended' };
 
 const same = (c: Connection): ConnectionStep => ({ connection: c, effects: [] });
 
@@ -182,7 +189,7 @@ function transition(c: Connection, ev: ConnectionEvent, rules: ConnectionRules, 
       const p = c.phase;
       if (p.id !== 'connecting' || p.attempt !== ev.attempt || p.pid === null || p.ending !== null) return same(c);
       return {
-        connection: { ...c, counters: onEstablished(c.counters), lastFailure: null, phase: { id: 'up', attempt: p.attempt, pid: p.pid, since: world.now } },
+        connection: { ...c, counters: onEstablished(c.counters), lastFailure: null, phase: { id: 'up', attempt: p.attempt, pid: p.pid, since: world.now, ending: null } },
         effects: [{ type: 'cancel', token: p.attempt }, { type: 'opened' }],
       };
     }
@@ -191,6 +198,11 @@ function transition(c: Connection, ev: ConnectionEvent, rules: ConnectionRules, 
       if (p.id !== 'connecting' || p.attempt !== ev.attempt || p.pid === null || p.ending !== null) return same(c);
       const ending: Failure = { reason: 'start_timeout', retry: true, probe: null, message: `ssh did not log in to the shared connection within ${Math.round(rules.startTimeoutMs / 1000)} s` };
       return { connection: { ...c, phase: { ...p, ending } }, effects: [{ type: 'cancel', token: p.attempt }, { type: 'terminate', attempt: p.attempt }] };
+    }
+    case 'unresponsive': {
+      const p = c.phase;
+      if (p.id !== 'up' || p.attempt !== ev.attempt || p.ending !== null) return same(c);
+      return { connection: { ...c, phase: { ...p, ending: UNRESPONSIVE } }, effects: [{ type: 'terminate', attempt: p.attempt }] };
     }
     case 'exited':
       return onExited(c, ev, rules, world);
@@ -263,7 +275,7 @@ function onExited(c: Connection, ev: Extract<ConnectionEvent, { type: 'exited' }
     case 'connecting':
     case 'up': {
       if (p.attempt !== ev.attempt) return same(c);
-      const failure = p.id === 'connecting' && p.ending !== null ? p.ending : ev.failure;
+      const failure = p.ending ?? ev.failure;
       const effects: ConnectionEffect[] = [
         { type: 'cancel', token: p.attempt },
         { type: 'note', text: `shared connection ended: ${failure.message}` },

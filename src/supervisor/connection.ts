@@ -24,6 +24,7 @@ import {
 import type { ControlForward, RunControl } from './control-command.js';
 import type { Probe, ProbeTarget } from './probe.js';
 import { LineRing } from './ring.js';
+import { ChannelOwners } from './channel-owners.js';
 import type { SpawnSpacer } from './spacing.js';
 import { isLoggedInLine, keepInLog } from './ssh-output.js';
 import { terminate, type SpawnSsh, type SshChild } from './ssh-process.js';
@@ -37,6 +38,8 @@ export interface ForwardHandle {
   readonly ended: Promise<ForwardEnd>;
   /** Cancels it (`-O cancel` if it was added); `ended` follows once it is gone. */
   cancel(): void;
+  /** Cancels it and ends it with this failure (a cause seen on its connections, such as forwarding refused). */
+  fail(failure: Failure): void;
 }
 
 export interface ConnectionDeps {
@@ -48,6 +51,8 @@ export interface ConnectionDeps {
   registry: { add(pid: number, argv: string[]): void; remove(pid: number): void };
   rules: ConnectionRules;
   graceMs: number;
+  /** The state letter of a process (`T`: stopped), null when unknown; read before each `-O` run. */
+  processState(pid: number): string | null;
   log(entry: Record<string, unknown>): void;
 }
 
@@ -72,6 +77,8 @@ interface Forward {
   cancelAsked: boolean;
   /** Already failed once in a batch: the next try is alone. */
   alone: boolean;
+  /** Set by fail(): how it ends once cancelled. */
+  failWith: Failure | null;
   onLine(line: string): void;
   resolveAdded(pid: number | null): void;
   resolveEnded(end: ForwardEnd): void;
@@ -89,6 +96,8 @@ export class ConnectionRunner {
   private readonly queue: ConnectionEvent[] = [];
   private draining = false;
   private readonly forwards = new Set<Forward>();
+  /** Forwards by listening port, where the master's lines about a channel go (channel-owners.ts). */
+  private readonly byPort = new Map<number, Set<Forward>>();
   private readonly adds: Forward[] = [];
   private readonly cancels: Forward[] = [];
   /** The current master's lines. */
@@ -147,7 +156,9 @@ export class ConnectionRunner {
    */
   retryNow(plan: ConnectionPlan): void {
     if (plan.id === this.plan.id) this.plan = plan;
-    if (this.members.size > 0) this.dispatch({ type: 'wanted', now: true });
+    // The tunnel that asks joins right after (Runner.followConnection); were it not to,
+    // the master would end as unwanted at the next member that leaves.
+    this.dispatch({ type: 'wanted', now: true });
   }
 
   /** Asks for a forward: added once the master is up, ended at once with the cause while it is down. */
@@ -156,8 +167,9 @@ export class ConnectionRunner {
     let resolveEnded!: (end: ForwardEnd) => void;
     const added = new Promise<number | null>((r) => (resolveAdded = r));
     const ended = new Promise<ForwardEnd>((r) => (resolveEnded = r));
-    const f: Forward = { fwd, port, phase: 'waiting', cancelAsked: false, alone: false, onLine, resolveAdded, resolveEnded };
+    const f: Forward = { fwd, port, phase: 'waiting', cancelAsked: false, alone: false, failWith: null, onLine, resolveAdded, resolveEnded };
     this.forwards.add(f);
+    this.indexed(port).add(f);
     const verdict = forwardVerdict(this.conn);
     if (verdict.kind === 'down') {
       const failure = verdict.failure ?? { reason: 'connection_lost', retry: true, probe: null, message: 'the shared connection is down' };
@@ -165,7 +177,15 @@ export class ConnectionRunner {
     } else if (verdict.kind === 'add') {
       this.queueAdd(f);
     }
-    return { added, ended, cancel: () => this.cancel(f) };
+    return {
+      added,
+      ended,
+      cancel: () => this.cancel(f),
+      fail: (failure) => {
+        f.failWith ??= failure;
+        this.cancel(f);
+      },
+    };
   }
 
   /** Ends the master at once (daemon shutdown): every forward on it goes with it. */
@@ -207,8 +227,20 @@ export class ConnectionRunner {
     if (f.phase === 'ended') return;
     f.phase = 'ended';
     this.forwards.delete(f);
+    const same = this.byPort.get(f.port);
+    same?.delete(f);
+    if (same?.size === 0) this.byPort.delete(f.port);
     f.resolveAdded(null);
-    f.resolveEnded(end);
+    f.resolveEnded(end.kind === 'cancelled' && f.failWith !== null ? { kind: 'failed', failure: f.failWith, code: null, signal: null } : end);
+  }
+
+  private indexed(port: number): Set<Forward> {
+    let set = this.byPort.get(port);
+    if (set === undefined) {
+      set = new Set();
+      this.byPort.set(port, set);
+    }
+    return set;
   }
 
   private queueAdd(f: Forward): void {
@@ -219,6 +251,15 @@ export class ConnectionRunner {
 
   /** Runs queued `-O` work, cancels first, a few runs at a time (each run is limited machine-wide too). */
   private pump(): void {
+    // A stopped master (SIGSTOP) would hold every -O until it times out: ended at once instead.
+    const p = this.conn.phase;
+    if (p.id === 'up' && p.pid !== null && (this.cancels.length > 0 || this.adds.length > 0)) {
+      const state = this.deps.processState(p.pid);
+      if (state === 'T' || state === 't') {
+        this.dispatch({ type: 'unresponsive', attempt: p.attempt });
+        return;
+      }
+    }
     while (this.inFlight < 4 && (this.cancels.length > 0 || this.adds.length > 0)) {
       if (this.cancels.length > 0) {
         const batch = this.cancels.splice(0, BATCH);
@@ -248,6 +289,7 @@ export class ConnectionRunner {
   private async runAdds(batch: Forward[]): Promise<void> {
     const pid = connectionPid(this.conn.phase);
     const out = await this.deps.control(this.plan.file, this.plan.controlPath, 'forward', batch.map((f) => f.fwd));
+    this.noticeTimeout(out.timedOut, pid);
     // The master went away meanwhile: its end already ended these forwards.
     if (this.conn.phase.id !== 'up' || connectionPid(this.conn.phase) !== pid) {
       for (const f of batch) if (f.phase === 'adding') this.end(f, { kind: 'failed', failure: this.conn.lastFailure ?? lostFailure(), code: null, signal: null });
@@ -285,8 +327,17 @@ export class ConnectionRunner {
   }
 
   private async runCancels(batch: Forward[]): Promise<void> {
-    if (this.conn.phase.id === 'up') await this.deps.control(this.plan.file, this.plan.controlPath, 'cancel', batch.map((f) => f.fwd));
+    if (this.conn.phase.id === 'up') {
+      const pid = connectionPid(this.conn.phase);
+      const out = await this.deps.control(this.plan.file, this.plan.controlPath, 'cancel', batch.map((f) => f.fwd));
+      this.noticeTimeout(out.timedOut, pid);
+    }
     for (const f of batch) this.end(f, { kind: 'cancelled' });
+  }
+
+  private noticeTimeout(timedOut: boolean, pid: number | null): void {
+    const p = this.conn.phase;
+    if (timedOut && p.id === 'up' && p.pid === pid) this.dispatch({ type: 'unresponsive', attempt: p.attempt });
   }
 
   /** The client's words, and the master's lines that name this forward's port. */
@@ -399,9 +450,13 @@ export class ConnectionRunner {
     rmSync(plan.controlPath, { force: true });
     const lines = new LineRing(MASTER_LINES);
     this.lines = lines;
+    const owners = new ChannelOwners();
     const onLine = (line: string) => {
       lines.push(line, clock.now());
-      if (keepInLog(line)) for (const f of this.forwards) f.onLine(line);
+      // A line about a connection through one forward is that tunnel's alone (its health reads it).
+      const port = owners.portOf(line);
+      if (port !== null) for (const f of this.byPort.get(port) ?? []) f.onLine(line);
+      else if (keepInLog(line)) for (const f of this.forwards) f.onLine(line);
       if (isLoggedInLine(line)) slot();
       // Printed once the control socket listens and the session loop runs.
       if (line.startsWith('debug1: Entering interactive session.')) {

@@ -12,7 +12,12 @@ export interface ControlForward {
 export interface ControlOutcome {
   code: number | null;
   lines: string[];
+  /** No answer within CONTROL_TIMEOUT_MS: the master is stopped or hung. */
+  timedOut: boolean;
 }
+
+/** A run carries up to a few dozen forwards and takes well under a second; a master that does not answer in this long serves nobody. */
+export const CONTROL_TIMEOUT_MS = 10_000;
 
 export type RunControl = (sshBin: string, controlPath: string, op: 'forward' | 'cancel', forwards: readonly ControlForward[]) => Promise<ControlOutcome>;
 
@@ -33,11 +38,11 @@ async function slot(): Promise<() => void> {
 export const execaControl: RunControl = async (sshBin, controlPath, op, forwards) => {
   const release = await slot();
   try {
-    const r = await execa(sshBin, controlArgs(controlPath, op, forwards), { reject: false, stdin: 'ignore', stdout: 'ignore', stderr: 'pipe', cleanup: true, timeout: 30_000 });
+    const r = await execa(sshBin, controlArgs(controlPath, op, forwards), { reject: false, stdin: 'ignore', stdout: 'ignore', stderr: 'pipe', cleanup: true, timeout: CONTROL_TIMEOUT_MS });
     const stderr = typeof r.stderr === 'string' ? r.stderr : '';
-    return { code: typeof r.exitCode === 'number' ? r.exitCode : null, lines: stderr.split(/\r?\n/).filter((l) => l.trim() !== '') };
+    return { code: typeof r.exitCode === 'number' ? r.exitCode : null, lines: stderr.split(/\r?\n/).filter((l) => l.trim() !== ''), timedOut: r.timedOut === true };
   } catch (e) {
-    return { code: null, lines: [e instanceof Error ? e.message : String(e)] };
+    return { code: null, lines: [e instanceof Error ? e.message : String(e)], timedOut: false };
   } finally {
     release();
   }

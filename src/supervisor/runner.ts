@@ -419,7 +419,13 @@ export class Runner {
     let resolveGone!: () => void;
     const gone = new Promise<void>((r) => (resolveGone = r));
     await runSharedAttempt(conn, shared, signal, {
-      line: (line) => this.ring.push(line, this.deps.clock.now()),
+      line: (line) => {
+        if (keepInLog(line)) this.ring.push(line, this.deps.clock.now());
+        this.deps.onLine?.(plan.spec.hash, line);
+        if (this.watchedAttempt === attempt) this.health.line(line);
+        // As for an ssh of its own (runAttempt): every -L channel refused is a cause no retry fixes.
+        return plan.flag === '-L' ? forwardingRefusedLine(line) : null;
+      },
       note: (text) => this.note(text),
       started: (child) => this.children.set(attempt, { child, gone }),
       added: (pid) => {

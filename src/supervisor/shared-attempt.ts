@@ -8,8 +8,8 @@ import type { SharedForward } from './runner.js';
 import type { ChildExit, SshChild } from './ssh-process.js';
 
 export interface SharedAttemptHooks {
-  /** A line for the tunnel's log (the master's milestones, our notes). */
-  line(line: string): void;
+  /** A line of the master's about this forward or the connection; a failure returned ends the forward with it. */
+  line(line: string): Failure | null;
   note(text: string): void;
   /** The attempt's stand-in child, whose kill cancels the forward. */
   started(child: SshChild): void;
@@ -20,7 +20,12 @@ export interface SharedAttemptHooks {
 const CANCELLED: Failure = { reason: 'signal', retry: true, probe: null, message: 'the forward was cancelled' };
 
 export async function runSharedAttempt(conn: ConnectionRunner, shared: SharedForward, signal: AbortSignal, hooks: SharedAttemptHooks): Promise<void> {
-  const handle = conn.open(shared.forward, shared.port, hooks.line);
+  let fail = (_: Failure) => {};
+  const handle = conn.open(shared.forward, shared.port, (line) => {
+    const failure = hooks.line(line);
+    if (failure !== null) fail(failure);
+  });
+  fail = (failure) => handle.fail(failure);
   const exited = handle.ended.then((end): ChildExit => ({ ...exitOf(end), spawnError: null }));
   hooks.started({ pid: null, exited, kill: () => handle.cancel() });
   // A stop before the forward is added only cancels the attempt's token.

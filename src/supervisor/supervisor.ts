@@ -14,7 +14,7 @@ import { buildPlan, type PlanContext } from './plan.js';
 import { tcpProbe } from './probe.js';
 import { Runner, type RunnerDeps, type TunnelPlan } from './runner.js';
 import { SpawnSpacer } from './spacing.js';
-import { ProcessSweep } from './process-sweep.js';
+import { ProcessSweep, readProcessState } from './process-sweep.js';
 import { sshConfigReader } from '../ssh-config/read.js';
 import { HostViews, SSH_G_CONCURRENCY, type Resolution } from './host-views.js';
 import { userConfigFiles } from '../ssh-config/daemon-config.js';
@@ -126,6 +126,7 @@ class Supervisor implements SupervisorApi {
       registry,
       rules: { policy: DEFAULT_BACKOFF, unprobedCapMs: DEFAULTS.unprobedCapMs, probeIntervalMs: DEFAULTS.probeIntervalMs, startTimeoutMs: DEFAULTS.connectionStartTimeoutMs },
       graceMs,
+      processState: readProcessState,
       log,
     });
     this.runnerDeps = {

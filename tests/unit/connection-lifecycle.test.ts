@@ -29,7 +29,7 @@ const PHASES: Record<string, ConnectionPhase> = {
   idle: { id: 'idle' },
   'connecting(slot)': { id: 'connecting', attempt: 5, pid: null, ending: null },
   connecting: { id: 'connecting', attempt: 5, pid: 100, ending: null },
-  up: { id: 'up', attempt: 5, pid: 100, since: T - 60_000 },
+  up: { id: 'up', attempt: 5, pid: 100, since: T - 60_000, ending: null },
   backoff: { id: 'backoff', wait: 5, until: T + 4_000, failure: refused, probe: target },
   stopping: { id: 'stopping', attempt: 5, pid: 100, reconnect: false },
   'stopping(reconnect)': { id: 'stopping', attempt: 5, pid: 100, reconnect: true },
@@ -42,6 +42,7 @@ const EVENTS: Record<string, ConnectionEvent> = {
   spawned: { type: 'spawned', attempt: 5, pid: 100 },
   ready: { type: 'ready', attempt: 5 },
   'start-timeout': { type: 'start-timeout', attempt: 5 },
+  unresponsive: { type: 'unresponsive', attempt: 5 },
   'exited(refused)': { type: 'exited', attempt: 5, exit: { code: 255, signal: null }, failure: refused, probe: target },
   'exited(lost)': { type: 'exited', attempt: 5, exit: { code: 255, signal: null }, failure: lost, probe: null },
   'exited(auth)': { type: 'exited', attempt: 5, exit: { code: 255, signal: null }, failure: auth, probe: null },
@@ -76,6 +77,7 @@ const TABLE: Record<string, Record<string, string>> = {
   },
   up: {
     unwanted: 'stopping: cancel, terminate, announce',
+    unresponsive: 'up: terminate',
     'exited(refused)': 'backoff: cancel, note, lost, timer, probe, announce',
     'exited(lost)': 'backoff: cancel, note, lost, timer, announce',
     'exited(auth)': 'idle: cancel, note, lost, announce',
@@ -167,6 +169,21 @@ describe('connection lifecycle: stories', () => {
     const lostEffect = step.effects.find((e) => e.type === 'lost');
     expect(lostEffect?.type === 'lost' && lostEffect.failure.reason).toBe('start_timeout');
     expect(step.connection.phase.id).toBe('backoff');
+  });
+
+  it('an unresponsive master is ended, and its tunnels get that cause rather than the signal', () => {
+    let step = nextConnection(conn(PHASES.up!), EVENTS.unresponsive!, RULES, world());
+    step = nextConnection(step.connection, { type: 'exited', attempt: 5, exit: { code: null, signal: 'SIGKILL' }, failure: fail('Killed by signal 9.'), probe: null }, RULES, world(T + 10));
+    const lostEffect = step.effects.find((e) => e.type === 'lost');
+    expect(lostEffect?.type === 'lost' && lostEffect.failure.message).toMatch(/stopped answering on its control socket/);
+    expect(step.connection.phase.id).toBe('backoff');
+  });
+
+  it('after a fatal failure a forward asked for gets that cause (FAILED, no login), until a start wants the connection again', () => {
+    let c = nextConnection(conn(PHASES.connecting!), EVENTS['exited(auth)']!, RULES, world()).connection;
+    expect(forwardVerdict(c)).toEqual({ kind: 'down', failure: auth });
+    c = nextConnection(c, EVENTS['wanted(now)']!, RULES, world()).connection;
+    expect(forwardVerdict(c)).toEqual({ kind: 'wait' });
   });
 
   it('a master being stopped that is wanted again connects once it is gone, and waiting forwards stay waiting', () => {

@@ -90,6 +90,7 @@ function harness(spacer?: SpawnSpacer, sharedClock?: ManualClock): Harness {
       registry: { add: () => {}, remove: () => {} },
       rules: { policy: DEFAULT_BACKOFF, unprobedCapMs: 4_000, probeIntervalMs: 250, startTimeoutMs: 15_000 },
       graceMs: 3_000,
+      processState: () => null,
       log: () => {},
     }),
     policy: DEFAULT_BACKOFF,
