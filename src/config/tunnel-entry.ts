@@ -1,6 +1,6 @@
 import { isMap, isScalar, type Pair } from 'yaml';
 import { ENDPOINT_EXPECTED, parseEndpoint, type Endpoint } from '../tunnel/endpoint.js';
-import { DIRECTIONS, type Direction, type TunnelSpec } from '../tunnel/spec.js';
+import { DIRECTIONS, NO_REMOTE_PORT, type Direction, type TunnelSpec } from '../tunnel/spec.js';
 import { DEFAULT_DIRECTION, DEFAULT_NAME, entryHash, readInteractive, writtenText } from './identity.js';
 import { checkRemoteHost, REMOTE_HOST_EXPECTED } from './remote-host.js';
 import { readHealthCheck } from './health-check.js';
@@ -86,14 +86,9 @@ export function readTunnel(
     else remoteHost = checked.value;
   }
 
-  const remotePortNode = required('remote_port', ENDPOINT_EXPECTED);
-  const remotePort = remotePortNode === undefined ? null : readEndpoint(tree, remotePortNode, child(path, 'remote_port'));
-  const localPortNode = required('local_port', ENDPOINT_EXPECTED);
-  const localPort = localPortNode === undefined ? null : readEndpoint(tree, localPortNode, child(path, 'local_port'));
-
   // Optional, as in the reference implementation: absent means remote_to_local.
   let direction: Direction | null = DEFAULT_DIRECTION;
-  const directionExpected = DIRECTIONS.join(' or ');
+  const directionExpected = `${DIRECTIONS.slice(0, -1).join(', ')} or ${DIRECTIONS[DIRECTIONS.length - 1]}`;
   const directionNode = value('direction');
   if (!isNull(directionNode)) {
     const v = isScalar(directionNode) ? directionNode.value : undefined;
@@ -103,6 +98,24 @@ export function readTunnel(
       tree.error(directionNode, child(path, 'direction'), directionExpected, describe(directionNode));
     }
   }
+
+  // A SOCKS proxy (ssh -D) connects wherever its clients ask: it has no remote_port,
+  // and its hash takes an empty one (SPEC §14).
+  let remotePortNode: unknown;
+  let remotePort: Endpoint | null;
+  if (direction === 'socks') {
+    remotePortNode = value('remote_port');
+    remotePort = NO_REMOTE_PORT;
+    if (!isNull(remotePortNode)) {
+      remotePort = null;
+      tree.error(remotePortNode, child(path, 'remote_port'), 'no remote_port for direction socks (a SOCKS proxy connects wherever its clients ask)', describe(remotePortNode));
+    }
+  } else {
+    remotePortNode = required('remote_port', ENDPOINT_EXPECTED);
+    remotePort = remotePortNode === undefined ? null : readEndpoint(tree, remotePortNode, child(path, 'remote_port'));
+  }
+  const localPortNode = required('local_port', ENDPOINT_EXPECTED);
+  const localPort = localPortNode === undefined ? null : readEndpoint(tree, localPortNode, child(path, 'local_port'));
 
   const interactiveNode = value('interactive');
   const reading = readInteractive(interactiveNode);

@@ -32,10 +32,21 @@ import { terminate, type SpawnSsh, type SshChild } from './ssh-process.js';
 /** How a forward on a shared connection ended. */
 export type ForwardEnd = { kind: 'cancelled' } | { kind: 'failed'; failure: Failure; code: number | null; signal: string | null };
 
-/** A tunnel's forward on a connection: `added` resolves with the master's pid once it is up (null if it never was). */
+/**
+ * What a forward tells its tunnel, synchronously, so that a tunnel has left RUNNING
+ * before its connection announces that it is down.
+ */
+export interface ForwardEvents {
+  /** A line of the master's about this forward's channels, or about the connection. */
+  line(line: string): void;
+  /** The master accepted it; `pid` is the master's. */
+  added(pid: number): void;
+  /** Gone: cancelled, refused, or its connection ended. Nothing follows. */
+  ended(end: ForwardEnd): void;
+}
+
+/** A tunnel's forward on a connection. */
 export interface ForwardHandle {
-  readonly added: Promise<number | null>;
-  readonly ended: Promise<ForwardEnd>;
   /** Cancels it (`-O cancel` if it was added); `ended` follows once it is gone. */
   cancel(): void;
   /** Cancels it and ends it with this failure (a cause seen on its connections, such as forwarding refused). */
@@ -79,9 +90,7 @@ interface Forward {
   alone: boolean;
   /** Set by fail(): how it ends once cancelled. */
   failWith: Failure | null;
-  onLine(line: string): void;
-  resolveAdded(pid: number | null): void;
-  resolveEnded(end: ForwardEnd): void;
+  events: ForwardEvents;
 }
 
 // Forwards per `-O` run: one run of 1000 takes about 2 s; several smaller ones run side by side.
@@ -162,12 +171,8 @@ export class ConnectionRunner {
   }
 
   /** Asks for a forward: added once the master is up, ended at once with the cause while it is down. */
-  open(fwd: ControlForward, port: number, onLine: (line: string) => void): ForwardHandle {
-    let resolveAdded!: (pid: number | null) => void;
-    let resolveEnded!: (end: ForwardEnd) => void;
-    const added = new Promise<number | null>((r) => (resolveAdded = r));
-    const ended = new Promise<ForwardEnd>((r) => (resolveEnded = r));
-    const f: Forward = { fwd, port, phase: 'waiting', cancelAsked: false, alone: false, failWith: null, onLine, resolveAdded, resolveEnded };
+  open(fwd: ControlForward, port: number, events: ForwardEvents): ForwardHandle {
+    const f: Forward = { fwd, port, phase: 'waiting', cancelAsked: false, alone: false, failWith: null, events };
     this.forwards.add(f);
     this.indexed(port).add(f);
     const verdict = forwardVerdict(this.conn);
@@ -178,8 +183,6 @@ export class ConnectionRunner {
       this.queueAdd(f);
     }
     return {
-      added,
-      ended,
       cancel: () => this.cancel(f),
       fail: (failure) => {
         f.failWith ??= failure;
@@ -230,8 +233,7 @@ export class ConnectionRunner {
     const same = this.byPort.get(f.port);
     same?.delete(f);
     if (same?.size === 0) this.byPort.delete(f.port);
-    f.resolveAdded(null);
-    f.resolveEnded(end.kind === 'cancelled' && f.failWith !== null ? { kind: 'failed', failure: f.failWith, code: null, signal: null } : end);
+    f.events.ended(end.kind === 'cancelled' && f.failWith !== null ? { kind: 'failed', failure: f.failWith, code: null, signal: null } : end);
   }
 
   private indexed(port: number): Set<Forward> {
@@ -299,7 +301,7 @@ export class ConnectionRunner {
       for (const f of batch) {
         if (f.phase !== 'adding') continue;
         f.phase = 'added';
-        f.resolveAdded(pid);
+        if (pid !== null) f.events.added(pid);
         if (f.cancelAsked) this.cancel(f);
       }
       return;
@@ -400,7 +402,7 @@ export class ConnectionRunner {
         return;
       case 'note':
         this.deps.log({ event: 'connection', id: this.plan.id, message: e.text });
-        for (const f of this.forwards) f.onLine(`[tunnel-manager ${new Date(clock.now()).toISOString()}] ${e.text}`);
+        for (const f of this.forwards) f.events.line(`[tunnel-manager ${new Date(clock.now()).toISOString()}] ${e.text}`);
         return;
       case 'announce':
         for (const w of this.watchers) w();
@@ -455,8 +457,8 @@ export class ConnectionRunner {
       lines.push(line, clock.now());
       // A line about a connection through one forward is that tunnel's alone (its health reads it).
       const port = owners.portOf(line);
-      if (port !== null) for (const f of this.byPort.get(port) ?? []) f.onLine(line);
-      else if (keepInLog(line)) for (const f of this.forwards) f.onLine(line);
+      if (port !== null) for (const f of this.byPort.get(port) ?? []) f.events.line(line);
+      else if (keepInLog(line)) for (const f of this.forwards) f.events.line(line);
       if (isLoggedInLine(line)) slot();
       // Printed once the control socket listens and the session loop runs.
       if (line.startsWith('debug1: Entering interactive session.')) {

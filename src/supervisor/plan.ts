@@ -80,7 +80,7 @@ export function buildPlan(spec: TunnelSpec, ctx: PlanContext, host: HostInfo): T
     flag,
     remoteBind: flag === '-R' ? spec.remote_port.host : null,
     sshEndpoint: host.endpoint,
-    localBind: flag === '-L' ? { host: spec.local_port.host ?? '127.0.0.1', port: spec.local_port.port } : null,
+    localBind: flag !== '-R' ? { host: spec.local_port.host ?? '127.0.0.1', port: spec.local_port.port } : null,
     spacingKey: spacingKey(spec.remote_host),
     startTimeoutMs: startTimeoutS * 1000,
     checkTarget: checkTarget(spec, flag, host.endpoint),

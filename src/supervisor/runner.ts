@@ -3,6 +3,7 @@
 // the effects that come out (spawn, terminate, timers, probes, announcements). Every
 // decision is the lifecycle's; this file only does the I/O.
 import type { TunnelSpec } from '../tunnel/spec.js';
+import type { ForwardFlag } from '../tunnel/ssh-args.js';
 import type { StatusRecord } from '../tunnel/status.js';
 import { unreachable } from '../unreachable.js';
 import type { BackoffPolicy } from './backoff.js';
@@ -31,7 +32,7 @@ export interface TunnelPlan {
   spec: TunnelSpec;
   file: string;
   args: string[];
-  flag: '-L' | '-R';
+  flag: ForwardFlag;
   /** For -R: the remote bind address as configured (null: the server's default). */
   remoteBind: string | null;
   /** The ssh server's address to probe while it is unreachable; null behind a proxy. */
@@ -187,9 +188,11 @@ export class Runner {
    * tries at once. `restart` counts it in `restarts` (a config change, not a user start).
    */
   start(opts: { restart: boolean }): void {
-    // Out of RETRYING at once: its connection too, if that is what it waits for.
+    // Out of RETRYING at once, and out of FAILED or STOPPED afresh: its connection too,
+    // which may be backing off or resting after a failure no retry fixes.
     const shared = this.plan.shared;
-    if (shared !== null && this.tunnel.phase.id === 'backoff') this.deps.connections.get(shared.connection).retryNow(shared.connection);
+    const phase = this.tunnel.phase.id;
+    if (shared !== null && (phase === 'backoff' || !isActive(this.tunnel.phase))) this.deps.connections.get(shared.connection).retryNow(shared.connection);
     this.dispatch({ type: 'start', restart: opts.restart });
   }
 
@@ -378,7 +381,7 @@ export class Runner {
       if (this.watchedAttempt === attempt) this.health.line(line);
       // sshd refusing every -L channel is a cause no retry fixes (SPEC §4), but ssh
       // would go on listening; ended here, its exit classifies as FAILED with the line.
-      if (plan.flag === '-L' && forwardingRefusedLine(line) !== null) this.children.get(attempt)?.child.kill('SIGTERM');
+      if (plan.flag !== '-R' && forwardingRefusedLine(line) !== null) this.children.get(attempt)?.child.kill('SIGTERM');
       if (isLoggedInLine(line)) release();
       if (isEstablishedLine(line, plan.flag)) {
         release();
@@ -424,7 +427,7 @@ export class Runner {
         this.deps.onLine?.(plan.spec.hash, line);
         if (this.watchedAttempt === attempt) this.health.line(line);
         // As for an ssh of its own (runAttempt): every -L channel refused is a cause no retry fixes.
-        return plan.flag === '-L' ? forwardingRefusedLine(line) : null;
+        return plan.flag !== '-R' ? forwardingRefusedLine(line) : null;
       },
       note: (text) => this.note(text),
       started: (child) => this.children.set(attempt, { child, gone }),

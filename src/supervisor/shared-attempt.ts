@@ -1,9 +1,10 @@
 // One attempt of a tunnel on a shared connection (SPEC §14), seen by the runner as an
 // ssh child of its own: its forward is asked for (the tunnel stays STARTING, pid null,
 // while the master logs in), added (spawned with the master's pid, then established),
-// and it ends when cancelled (a stop: -O cancel) or when the connection ends.
+// and it ends when cancelled (a stop: -O cancel) or when the connection ends — told
+// synchronously, so that the tunnel leaves RUNNING before the connection says it is down.
 import type { Failure } from './classify.js';
-import type { ConnectionRunner, ForwardEnd } from './connection.js';
+import type { ConnectionRunner, ForwardEnd, ForwardHandle } from './connection.js';
 import type { SharedForward } from './runner.js';
 import type { ChildExit, SshChild } from './ssh-process.js';
 
@@ -19,27 +20,38 @@ export interface SharedAttemptHooks {
 
 const CANCELLED: Failure = { reason: 'signal', retry: true, probe: null, message: 'the forward was cancelled' };
 
-export async function runSharedAttempt(conn: ConnectionRunner, shared: SharedForward, signal: AbortSignal, hooks: SharedAttemptHooks): Promise<void> {
-  let fail = (_: Failure) => {};
-  const handle = conn.open(shared.forward, shared.port, (line) => {
-    const failure = hooks.line(line);
-    if (failure !== null) fail(failure);
+/** Resolves once the forward is gone and its end went through `hooks.ended`. */
+export function runSharedAttempt(conn: ConnectionRunner, shared: SharedForward, signal: AbortSignal, hooks: SharedAttemptHooks): Promise<void> {
+  const { flag, value } = shared.forward;
+  return new Promise<void>((resolve) => {
+    let handle: ForwardHandle | null = null;
+    let resolveExit!: (exit: ChildExit) => void;
+    const exited = new Promise<ChildExit>((r) => (resolveExit = r));
+    // A stop before the forward is added only cancels the attempt's token.
+    const onAbort = () => handle?.cancel();
+    hooks.started({ pid: null, exited, kill: () => handle?.cancel() });
+    signal.addEventListener('abort', onAbort, { once: true });
+    handle = conn.open(shared.forward, shared.port, {
+      line: (line) => {
+        const failure = hooks.line(line);
+        if (failure !== null) handle?.fail(failure);
+      },
+      added: (pid) => {
+        if (signal.aborted) return;
+        hooks.note(`forward ${flag} ${value} added to shared connection ${conn.id} (ssh pid ${pid})`);
+        hooks.added(pid);
+      },
+      ended: (end) => {
+        signal.removeEventListener('abort', onAbort);
+        if (end.kind === 'failed') hooks.note(`forward ${flag} ${value} ended: ${end.failure.message}`);
+        const exit = exitOf(end);
+        resolveExit({ ...exit, spawnError: null });
+        hooks.ended(exit, end.kind === 'failed' ? end.failure : CANCELLED);
+        resolve();
+      },
+    });
+    if (signal.aborted) handle.cancel();
   });
-  fail = (failure) => handle.fail(failure);
-  const exited = handle.ended.then((end): ChildExit => ({ ...exitOf(end), spawnError: null }));
-  hooks.started({ pid: null, exited, kill: () => handle.cancel() });
-  // A stop before the forward is added only cancels the attempt's token.
-  const onAbort = () => handle.cancel();
-  signal.addEventListener('abort', onAbort, { once: true });
-  void handle.added.then((pid) => {
-    if (pid === null || signal.aborted) return;
-    hooks.note(`forward ${shared.forward.flag} ${shared.forward.value} added to shared connection ${conn.id} (ssh pid ${pid})`);
-    hooks.added(pid);
-  });
-  const end = await handle.ended;
-  signal.removeEventListener('abort', onAbort);
-  if (end.kind === 'failed') hooks.note(`forward ${shared.forward.flag} ${shared.forward.value} ended: ${end.failure.message}`);
-  hooks.ended(exitOf(end), end.kind === 'failed' ? end.failure : CANCELLED);
 }
 
 function exitOf(end: ForwardEnd): { code: number | null; signal: string | null } {

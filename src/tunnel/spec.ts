@@ -1,11 +1,15 @@
 import type { Endpoint } from './endpoint.js';
 
-export type Direction = 'local_to_remote' | 'remote_to_local';
-export const DIRECTIONS: readonly Direction[] = ['local_to_remote', 'remote_to_local'];
+/** `socks`: a dynamic SOCKS5 forward (ssh -D) on local_port, with no remote_port (SPEC §14). */
+export type Direction = 'local_to_remote' | 'remote_to_local' | 'socks';
+export const DIRECTIONS: readonly Direction[] = ['local_to_remote', 'remote_to_local', 'socks'];
 
 /** How `direction` is read: the seed's "expose/bring" sense, or ssh's own -L/-R sense. */
 export type DirectionMode = 'default' | 'ssh-standard';
 export const DIRECTION_MODES: readonly DirectionMode[] = ['default', 'ssh-standard'];
+
+/** The remote_port of a `socks` tunnel, which has none: its text (in the hash and the status record) is empty. */
+export const NO_REMOTE_PORT: Endpoint = Object.freeze({ host: null, port: 0, text: '' });
 
 /** A validated tunnel entry from the config file. */
 export interface TunnelSpec {

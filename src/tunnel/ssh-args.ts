@@ -24,10 +24,15 @@ export const SSH_FIXED: Readonly<Record<string, string>> = {
   RequestTTY: 'no',
 };
 
-export type ForwardFlag = '-L' | '-R';
+export type ForwardFlag = '-L' | '-R' | '-D';
+
+/** Whether the forward listens on this machine (-L, -D) rather than on the server (-R). */
+export const listensHere = (flag: ForwardFlag): boolean => flag !== '-R';
 
 /** Which ssh forward a direction means under the given mode (SPEC §4). */
 export function forwardFlag(direction: TunnelSpec['direction'], mode: DirectionMode): ForwardFlag {
+  // A SOCKS proxy listens here and connects wherever its clients ask, in either mode.
+  if (direction === 'socks') return '-D';
   const exposeLocal = direction === 'local_to_remote';
   if (mode === 'default') return exposeLocal ? '-R' : '-L';
   return exposeLocal ? '-L' : '-R';
@@ -48,6 +53,7 @@ const target = (e: Endpoint) => `${e.host !== null ? sshAddress(e.host) : 'local
  */
 export function forwardSpec(spec: TunnelSpec, mode: DirectionMode): { flag: ForwardFlag; value: string } {
   const flag = forwardFlag(spec.direction, mode);
+  if (flag === '-D') return { flag, value: `${bindPrefix(spec.local_port, LOOPBACK_BIND)}${spec.local_port.port}` };
   if (flag === '-L') {
     return { flag, value: `${bindPrefix(spec.local_port, LOOPBACK_BIND)}${spec.local_port.port}:${target(spec.remote_port)}` };
   }
