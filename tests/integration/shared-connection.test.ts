@@ -4,7 +4,9 @@
 // (killed or frozen) and comes back; shared: false keeps an ssh of its own; a master
 // left by a killed daemon is ended by the next one.
 import { readdirSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
+import { execa } from 'execa';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSupervisor, type SupervisorApi } from '../../src/supervisor/index.js';
@@ -156,6 +158,37 @@ describe('one login carries every tunnel to the host', () => {
       return r?.status === 'RUNNING' && r.pid !== o!.pid;
     });
     expect(sup.status(shared.hash)).toMatchObject({ status: 'RUNNING', pid: s!.pid, restarts: 0 });
+  });
+});
+
+describe('SOCKS (direction: socks)', () => {
+  it('curl reaches an HTTP server through the SOCKS port, shared with an -L tunnel, and with an ssh of its own', async () => {
+    const web = http.createServer((req, res) => res.end(`hello ${req.url}`));
+    await new Promise<void>((resolve) => web.listen(0, '127.0.0.1', resolve));
+    const webPort = (web.address() as net.AddressInfo).port;
+    try {
+      const sup = await supervisor();
+      const plain = await tunnel('plain');
+      const socks = spec({ name: 'socks', remote_host: 'testhost', remote_port: '', local_port: await port(), direction: 'socks' });
+      const own = spec({ name: 'own-socks', remote_host: 'testhost', remote_port: '', local_port: await port(), direction: 'socks', shared: false });
+      await sup.apply([plain, socks, own]);
+      const [p, s, o] = await allRunning(sup, [plain.hash, socks.hash, own.hash]);
+      expect(s!.pid).toBe(p!.pid);
+      expect(o!.pid).not.toBe(p!.pid);
+      expect(s!.remote_port).toBe('');
+      for (const t of [socks, own]) {
+        const out = await execa('curl', ['-sS', '--max-time', '5', '--socks5-hostname', `127.0.0.1:${t.local_port.port}`, `http://localhost:${webPort}/via-${t.name}`], { reject: false });
+        expect(out.stderr).toBe('');
+        expect(out.stdout).toBe(`hello /via-${t.name}`);
+      }
+      // Stopping the SOCKS tunnel closes its port and leaves the -L alone.
+      await sup.stop(socks.hash);
+      expect(await isFree(socks.local_port.port)).toBe(true);
+      expect(sup.status(plain.hash)).toMatchObject({ status: 'RUNNING', pid: p!.pid });
+      expect(await roundTrip(plain.local_port.port)).toBe(true);
+    } finally {
+      await new Promise<void>((resolve) => web.close(() => resolve()));
+    }
   });
 });
 
