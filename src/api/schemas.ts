@@ -19,7 +19,7 @@ export const statusRecordSchema = z.object({
   remote_host: z.string(),
   remote_port: z.string(),
   local_port: z.string(),
-  direction: z.enum(['local_to_remote', 'remote_to_local']),
+  direction: z.enum(['local_to_remote', 'remote_to_local', 'socks']),
   status: tunnelState,
   pid: z.number().int().nullable(),
   since: isoTime,
@@ -28,6 +28,8 @@ export const statusRecordSchema = z.object({
   last_error: z.string().nullable(),
   next_retry_at: isoTime.nullable(),
   health: z.object({ state: z.enum(['ok', 'degraded', 'unknown']), reason: z.string().nullable(), since: isoTime }),
+  /** The shared connection carrying the forward (SPEC §14); null for a tunnel with an ssh of its own. */
+  connection: z.object({ id: z.string(), pid: z.number().int().nullable(), state: z.enum(['down', 'connecting', 'up', 'retrying', 'stopping']) }).nullable(),
 });
 export const statusListSchema = z.array(statusRecordSchema);
 

@@ -33,6 +33,7 @@ export const shortHash = (hash: string) => hash.slice(0, 8);
 export function directionWords(direction: string): string {
   if (direction === 'remote_to_local') return 'remote to local';
   if (direction === 'local_to_remote') return 'local to remote';
+  if (direction === 'socks') return 'SOCKS proxy';
   return direction;
 }
 

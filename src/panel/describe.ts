@@ -1,5 +1,5 @@
 import { parseEndpoint, sshAddress } from '../tunnel/endpoint.js';
-import { forwardFlag } from '../tunnel/ssh-args.js';
+import { forwardFlag, type ForwardFlag } from '../tunnel/ssh-args.js';
 import type { Direction, DirectionMode } from '../tunnel/spec.js';
 
 /** The fields a sentence about a tunnel needs, as written in the file. */
@@ -60,7 +60,7 @@ export function describeTunnel(t: DescribeInput, mode: DirectionMode): string | 
 }
 
 /** How each direction value reads under the mode, for the form's choices. */
-export function directionChoices(mode: DirectionMode): { value: Direction; label: string; flag: '-L' | '-R' }[] {
+export function directionChoices(mode: DirectionMode): { value: Direction; label: string; flag: ForwardFlag }[] {
   const label = (d: Direction) =>
     forwardFlag(d, mode) === '-R'
       ? 'expose a local service on the remote host (ssh -R)'

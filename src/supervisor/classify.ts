@@ -44,7 +44,7 @@ export interface ExitFacts {
   /** Every stderr line of the attempt (debug lines included), oldest first. */
   lines: readonly string[];
   /** The forward flag and, for -R, the remote bind address as configured (null: server default). */
-  flag: '-L' | '-R';
+  flag: '-L' | '-R' | '-D';
   remoteBind: string | null;
 }
 

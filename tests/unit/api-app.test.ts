@@ -51,7 +51,7 @@ describe('GET /status', () => {
     const body = (await json(await app.request('/status'))) as StatusRecord[];
     expect(body.map((s) => s.status)).toEqual(['STOPPED', 'STOPPED', 'STOPPED']);
     expect(Object.keys(body[0]!).sort()).toEqual(
-      ['hash', 'name', 'remote_host', 'remote_port', 'local_port', 'direction', 'status', 'pid', 'since', 'restarts', 'last_exit', 'last_error', 'next_retry_at', 'health'].sort(),
+      ['hash', 'name', 'remote_host', 'remote_port', 'local_port', 'direction', 'status', 'pid', 'since', 'restarts', 'last_exit', 'last_error', 'next_retry_at', 'health', 'connection'].sort(),
     );
   });
 

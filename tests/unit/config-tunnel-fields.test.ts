@@ -175,7 +175,7 @@ describe('name', () => {
 
 describe('direction', () => {
   test.each([['sideways'], ['"L"'], ['1'], ['[remote_to_local]'], ['Remote_To_Local']])('%s is refused', (yaml) => {
-    expect(problemOf('direction', yaml).expected).toBe('local_to_remote or remote_to_local');
+    expect(problemOf('direction', yaml).expected).toBe('local_to_remote, remote_to_local or socks');
   });
 
   test('is optional: absent, null or empty means remote_to_local, as in the reference', () => {
