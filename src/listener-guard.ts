@@ -51,9 +51,9 @@ const hasBody = (req: IncomingMessage): boolean =>
   req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
 
 /** Why a request is refused, or null when it may go on. Pure apart from reading the request's head. */
-export function refusalOf(req: IncomingMessage, policy: ListenerPolicy): Refusal | null {
+export function refusalOf(req: IncomingMessage, policy: ListenerPolicy, hostOk: (host: string | undefined) => boolean = (h) => hostAllowed(h, policy)): Refusal | null {
   const host = req.headers.host;
-  if (!hostAllowed(host, policy)) {
+  if (!hostOk(host)) {
     return {
       status: 403,
       code: 'host_not_allowed',
@@ -86,10 +86,32 @@ export function refusalOf(req: IncomingMessage, policy: ListenerPolicy): Refusal
   return null;
 }
 
+// Distinct Host values remembered per listener; a client sending ever new ones only empties the memory.
+const HOST_MEMORY = 256;
+
+/**
+ * The Host rule with its answers remembered: a listener sees few distinct Host values,
+ * and parsing one costs microseconds, which the /v1 fast path would feel.
+ */
+function rememberedHostRule(policy: ListenerPolicy): (host: string | undefined) => boolean {
+  const known = new Map<string, boolean>();
+  return (host) => {
+    if (host === undefined) return hostAllowed(host, policy);
+    let ok = known.get(host);
+    if (ok === undefined) {
+      ok = hostAllowed(host, policy);
+      if (known.size >= HOST_MEMORY) known.clear();
+      known.set(host, ok);
+    }
+    return ok;
+  };
+}
+
 /** The listener with the guard in front of it. */
 export function guardRequests(listener: RequestListener, policy: ListenerPolicy): RequestListener {
+  const hostOk = rememberedHostRule(policy);
   return (req, res) => {
-    const refused = refusalOf(req, policy);
+    const refused = refusalOf(req, policy, hostOk);
     if (refused === null) return listener(req, res);
     answer(res, refused);
   };

@@ -34,7 +34,7 @@ export function hostName(hostHeader: string): string | null {
 
 /** True for names that always mean this machine; a DNS name could be rebound to anything. */
 export function isLoopbackName(name: string): boolean {
-  return isLoopback(name);
+  return isLoopback(bare(name));
 }
 
 /** The names a listener answers to besides loopback ones. */
@@ -46,7 +46,14 @@ export interface HostPolicy {
 }
 
 const WILDCARDS = new Set(['0.0.0.0', '::', '[::]']);
-const bare = (name: string): string => name.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+/** The name lowercased, without brackets or a final dot; an IPv4-mapped IPv6 address (as the URL parser writes it, `::ffff:7f00:1`) as its IPv4 address. */
+function bare(name: string): string {
+  const n = name.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(n);
+  if (mapped === null) return n;
+  const [hi, lo] = [parseInt(mapped[1]!, 16), parseInt(mapped[2]!, 16)];
+  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+}
 
 /**
  * True when `name` is one of ours: a loopback name, the listen address, a listed

@@ -132,7 +132,7 @@ describe('compose.yaml', () => {
     expect(d.volumes).toContain(`state:${env.TUNNEL_STATE_DIR}`);
     expect(Object.keys(c.volumes)).toEqual(['state']);
     expect(Object.keys(d.environment).sort()).toEqual(
-      ['API_KEY', 'API_PORT', 'PGID', 'PUID', 'SSH_DIR_HOST', 'TUNNEL_API_LISTEN', 'TUNNEL_API_TOKEN', 'TUNNEL_DIRECTION_MODE'].sort(),
+      ['API_KEY', 'API_PORT', 'PGID', 'PUID', 'SSH_DIR_HOST', 'TUNNEL_API_ALLOWED_HOSTS', 'TUNNEL_API_LISTEN', 'TUNNEL_API_TOKEN', 'TUNNEL_DIRECTION_MODE'].sort(),
     );
     // Unset, the entrypoint uses 1000 (as autossh-tunnel-dockerized did) and says so.
     expect(d.environment.PUID).toBe("${PUID:-}");
