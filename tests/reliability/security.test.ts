@@ -263,7 +263,7 @@ describe('token (SPEC §6)', () => {
     const res = await call('/health');
     expect(res.status).toBe(200);
     const text = await res.text();
-    expect(text).toBe('{"ok":true,"config":{"valid":true,"error":null,"missing":false,"applied":"all","rejected":[]}}');
+    expect(text).toBe('{"ok":true,"loading":false,"config":{"valid":true,"error":null,"missing":false,"applied":"all","rejected":[]}}');
   });
 
   it('path tricks do not reach a control route without the token', async () => {
