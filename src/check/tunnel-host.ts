@@ -25,6 +25,11 @@ export interface HostCheckContext {
   localUser: string;
   /** SSH_AUTH_SOCK of the environment the daemon runs in. */
   agentSocket: string | null;
+  /**
+   * A path as the user reaches it, for fixes: in a container the SSH directory is the
+   * host's (`~/.ssh`), mounted read-only, so a fix must name the host's path to run.
+   */
+  show?: (path: string) => string;
 }
 
 export interface TunnelRef {
@@ -95,6 +100,7 @@ export async function checkTunnelHost(
   ctx: HostCheckContext,
 ): Promise<{ resolution: TunnelResolution | null; info: HostInfo | null; problems: CheckProblem[]; notes: string[] }> {
   const where = `tunnel "${t.name}" (remote_host ${t.remote_host})`;
+  const show = ctx.show ?? ((path: string) => path);
   // The same ssh -G the daemon reads, with the tunnel's own options: what ssh will really use.
   const read = await sshConfigReader(ctx.sshBin, ctx.sshConfigPath)({ host: t.remote_host, options: t.ssh_options });
   if (!read.ok) return { resolution: null, info: null, problems: [{ where, what: `ssh -G failed: ${read.error}`, fix: null }], notes: [] };
@@ -107,7 +113,7 @@ export async function checkTunnelHost(
 
   const proxied = read.value.info.endpoint === null;
   if (!proxied && !(await resolves(hostname))) {
-    const cfg = ctx.sshConfigPath ?? `${ctx.home}/.ssh/config`;
+    const cfg = show(ctx.sshConfigPath ?? `${ctx.home}/.ssh/config`);
     const alias = t.remote_host.includes('@') ? t.remote_host.slice(t.remote_host.indexOf('@') + 1) : t.remote_host;
     problems.push(
       hostname.toLowerCase() !== alias.toLowerCase()
@@ -143,6 +149,7 @@ export async function checkTunnelHost(
 
   const identities: TunnelResolution['identities'] = [];
   const missingDefaults: string[] = [];
+  let missingNamed = 0;
   for (const raw of s.get('identityfile') ?? []) {
     const path = expandIdentityPath(raw, {
       home: ctx.home,
@@ -157,11 +164,15 @@ export async function checkTunnelHost(
     }
     const st = await statOrNull(path);
     if (st === null || !st.isFile()) {
-      if (isDefaultIdentity(raw)) missingDefaults.push(path);
-      else problems.push({
+      if (isDefaultIdentity(raw)) {
+        missingDefaults.push(path);
+        continue;
+      }
+      missingNamed++;
+      problems.push({
         where,
-        what: `IdentityFile ${path} does not exist; correct the path in the SSH config, or create the key (without a passphrase: the daemon runs ssh with no one to type it) and install it on the server`,
-        fix: newKeyFix(path, t.remote_host, ctx.sshConfigPath),
+        what: `IdentityFile ${show(path)} does not exist; correct the path in the SSH config, or create the key (without a passphrase: the daemon runs ssh with no one to type it) and install it on the server`,
+        fix: newKeyFix(show(path), t.remote_host, ctx.sshConfigPath === null ? null : show(ctx.sshConfigPath)),
       });
       continue;
     }
@@ -169,24 +180,25 @@ export async function checkTunnelHost(
     identities.push({ path, usable: readable });
     if (!readable) {
       problems.push({
-        where: path,
+        where: show(path),
         what: `not readable by uid ${ctx.uid} (the user tunnel-manager runs as)`,
-        fix: `sudo chown ${ctx.uid} ${shellQuote(path)}`,
+        fix: `sudo chown ${ctx.uid} ${shellQuote(show(path))}`,
       });
     }
     const inSshDir = ctx.sshDir !== null && path.startsWith(`${ctx.sshDir.replace(/\/+$/, '')}/`);
     // ssh refuses a key of ours that others can read (one of another owner it only cannot read: above).
-    if (!inSshDir && (st.mode & 0o077) !== 0 && st.uid === ctx.uid) problems.push(unprotectedKeyProblem(path, st.mode));
+    if (!inSshDir && (st.mode & 0o077) !== 0 && st.uid === ctx.uid) problems.push(unprotectedKeyProblem(show(path), st.mode));
   }
-  if (!identities.some((i) => i.usable) && !agent) {
-    const key = `${ctx.home}/.ssh/id_ed25519`;
+  // A named key that is missing has its own fix above, which gives the tunnel a key.
+  if (!identities.some((i) => i.usable) && !agent && missingNamed === 0) {
+    const key = show(`${ctx.home}/.ssh/id_ed25519`);
     problems.push({
       where,
       what:
         'no usable key: ' +
-        (missingDefaults.length > 0 ? `none of ${missingDefaults.join(', ')} exists` : 'no identity file is usable') +
+        (missingDefaults.length > 0 ? `none of ${missingDefaults.map(show).join(', ')} exists` : 'no identity file is usable') +
         ' and no SSH agent is set (SSH_AUTH_SOCK); create a key (without a passphrase: the daemon runs ssh with no one to type it) and install it on the server',
-      fix: newKeyFix(key, t.remote_host, ctx.sshConfigPath),
+      fix: newKeyFix(key, t.remote_host, ctx.sshConfigPath === null ? null : show(ctx.sshConfigPath)),
     });
   }
   return {
