@@ -30,7 +30,7 @@ export async function checkReferenceHashes(path: string): Promise<{ problems: Ch
     const lines = m.value.changedLines.map((i) => i + 1).join(', ');
     problems.push({
       where: path,
-      what: `YAML refuses this file as written for autossh-tunnel-dockerized (line ${lines}); migrate rewrites those lines as valid YAML with the same values and hashes`,
+      what: `this file, written for autossh-tunnel-dockerized, holds values YAML refuses or reads as something other than the text it read there (line ${lines}); migrate rewrites those lines as valid YAML with the same values and hashes`,
       fix: `tunnel-manager migrate --config ${shellQuote(path)} --write`,
     });
   }

@@ -115,3 +115,25 @@ test("a file YAML refuses, in a folder whose name a shell would expand: the migr
   // md5("*star|bastion|6009|16009|remote_to_local|false"), as the reference's parser computed it (name-forms.reference.tsv).
   expect(loaded.config.tunnels.map((t) => [t.name, t.hash])).toEqual([['*star', '2f77417b1743a7f46dd62caf5c32e17b']]);
 });
+
+test("in the container (SSH_DIR_HOST=~/.ssh, the host's folder mounted read-only), every fix names the host's paths and runs there", async () => {
+  const container = join(root, 'container');
+  const ssh = join(container, '.ssh');
+  mkdirSync(ssh, { recursive: true, mode: 0o700 });
+  writeFileSync(join(ssh, 'config'), 'Host web.invalid\n  IdentityFile ~/.ssh/work_key\n', { mode: 0o600 });
+  const config = join(root, 'container.yaml');
+  writeFileSync(config, `tunnels:\n${tunnel('web', 'web.invalid', 8080)}`);
+  const report = await runChecks({ configPath: config, sshConfigPath: join(ssh, 'config'), stateDir: join(container, 'state'), sshBin: 'ssh', home: container, agentSocket: null, hostSshDir: '~/.ssh' });
+  const fixes = report.problems.map((p) => p.fix);
+  // The Host block and the named key (not a second, default key beside it).
+  expect(fixes).toHaveLength(2);
+  expect(JSON.stringify(report.problems)).not.toContain(container);
+  expect(fixes.join('\n')).toContain('>> ~/.ssh/config');
+  expect(fixes.join('\n')).toContain("ssh-keygen -q -t ed25519 -N '' -f ~/.ssh/work_key");
+  // Run on the host, whose ~/.ssh does not exist yet.
+  const host = join(root, 'host');
+  mkdirSync(host);
+  for (const fix of fixes) expect((await runFix(fix!, host)).code, fix!).toBe(0);
+  expect(mode(join(host, '.ssh', 'work_key'))).toBe('600');
+  expect(readFileSync(join(host, '.ssh', 'config'), 'utf8')).toBe('\nHost web.invalid\n  HostName ADDRESS\n');
+});
