@@ -147,12 +147,12 @@ is_public() {
 }
 
 # A file of a Kubernetes Secret or ConfigMap volume (src/check/kubelet-volume.ts): a
-# folder holding a ..data link, or a path that resolves into the ..data of its folder
-# or of one above. Its mode and owner come from the manifest, so that is where its fix is.
+# folder holding a ..data link, or a path whose real path lies under the ..data target
+# of a folder above it. Its mode and owner come from the manifest, so that is where its fix is.
 kubelet_managed() {
   [ -L "$1/..data" ] && return 0
   real=$(realpath -e "$1" 2>/dev/null) || return 1
-  dir=$(dirname "$1")
+  dir=$(dirname "$real")
   while :; do
     if [ -L "$dir/..data" ]; then
       data=$(realpath -e "$dir/..data" 2>/dev/null) && case $real in "$data"/*) return 0 ;; esac

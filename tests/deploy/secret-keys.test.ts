@@ -124,7 +124,7 @@ describe('Secret-mounted keys, judged as ssh judges them, for uid 1500', () => {
     const dir = sshDir(`case${i}`, key);
 
     // The real ssh client first: the verdict everything else must match.
-    const real = await asUser(['ssh', '-F', join(dir, 'config'), '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=10', 'testhost', 'true']);
+    const real = await asUser(['ssh', '-F', join(dir, 'config'), '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=30', 'testhost', 'true']);
     if (ssh === 'accepted') expect(real.exitCode, real.stderr).toBe(0);
     if (ssh === 'refused') expect(real.stderr).toMatch(/UNPROTECTED PRIVATE KEY FILE/);
     if (ssh === 'unreadable') expect(real.stderr).toMatch(/Load key .*: Permission denied/);
