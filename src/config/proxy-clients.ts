@@ -27,7 +27,7 @@ export const clientSchema = z.strictObject(
     tpm: count('tokens per minute').optional(),
     max_concurrent: count('requests at once').optional(),
   },
-  { error: (issue) => (issue.code === 'unrecognized_keys' ? `expected only key, models, rpm, tpm and max_concurrent; found ${issue.keys.map((k) => `"${k}"`).join(', ')}` : 'expected a map such as {key: "${ALICE_KEY}", models: ["gpu1:*"], rpm: 60}') },
+  { error: (issue) => (issue.code === 'unrecognized_keys' ? `expected only the fields key, models, rpm, tpm and max_concurrent (this one has ${issue.keys.map((k) => `"${k}"`).join(', ')})` : 'expected a map such as {key: "${ALICE_KEY}", models: ["gpu1:*"], rpm: 60}') },
 );
 
 const NAME_MESSAGE = 'expected a client name of letters, digits, ".", "_" or "-", at most 64 characters, starting with a letter or digit';
@@ -36,14 +36,20 @@ export const clientsSchema = z
   .record(z.string().regex(CLIENT_NAME_PATTERN, { error: NAME_MESSAGE }), clientSchema, {
     error: (issue) => (issue.code === 'invalid_key' ? NAME_MESSAGE : 'expected a map of clients by name, e.g. alice: {key: "${ALICE_KEY}", models: ["gpu1:*"]}'),
   })
-  .superRefine((clients, ctx) => {
-    // Two clients with one key could not be told apart: the second would never be recognised.
-    const byKey = new Map<string, string>();
-    for (const [name, c] of Object.entries(clients)) {
-      const other = byKey.get(c.key);
-      if (other !== undefined) ctx.addIssue({ code: 'custom', path: [name, 'key'], message: `expected a key of its own; client "${other}" has the same one` });
-      else byKey.set(c.key, name);
-    }
-  });
+  .superRefine(
+    (clients, ctx) => {
+      // Two clients with one key could not be told apart: the second would never be recognised.
+      const byKey = new Map<string, string>();
+      for (const [name, c] of Object.entries(clients as Record<string, unknown>)) {
+        if (typeof c !== 'object' || c === null || typeof (c as { key?: unknown }).key !== 'string') continue;
+        const key = (c as { key: string }).key;
+        const other = byKey.get(key);
+        if (other !== undefined) ctx.addIssue({ code: 'custom', path: [name, 'key'], message: `expected a key of its own; client "${other}" has the same one` });
+        else byKey.set(key, name);
+      }
+    },
+    // Run even when a client has other problems, so that one pass reports them all.
+    { when: (payload) => typeof payload.value === 'object' && payload.value !== null },
+  );
 
 export type ClientConfig = z.infer<typeof clientSchema>;

@@ -152,7 +152,7 @@ describe('the clients section is checked', () => {
   };
   it.each<[string, unknown, RegExp]>([
     ['two clients with one key', { a: { key: 'k1' }, b: { key: 'k1' } }, /clients\.b\.key: expected a key of its own; client "a" has the same one/],
-    ['an unknown field', { a: { key: 'k', rmp: 5 } }, /clients\.a: expected only key, models, rpm, tpm and max_concurrent; found "rmp"/],
+    ['an unknown field', { a: { key: 'k', rmp: 5 } }, /clients\.a: expected only the fields key, models, rpm, tpm and max_concurrent \(this one has "rmp"\)/],
     ['rpm 0', { a: { key: 'k', rpm: 0 } }, /clients\.a\.rpm: expected a whole number of requests per minute, 1 or more/],
     ['tpm not whole', { a: { key: 'k', tpm: 1.5 } }, /clients\.a\.tpm: expected a whole number of tokens per minute/],
     ['no key', { a: { models: ['x'] } }, /clients\.a\.key/],
