@@ -115,7 +115,7 @@ export default defineConfig(
     patterns: [{ group: ['../api/*', '../../api/*', '!../api/paths.js', '!../api/sse-reader.js', '!../api/schemas.js', '!../../api/schemas.js'], allowTypeImports: true, message: 'tunnel-cli takes only types from src/api (and the socket path, SSE reader and answer schemas).' }],
   }),
   layer('proxy', others('proxy', 'config'), {
-    // Its own section of the config: proxy-schema.ts and the forward_headers field it uses.
-    patterns: [{ group: ['../config/*', '!../config/proxy-schema.js', '!../config/forward-headers.js'], message: 'src/proxy knows only its own config schema; inject the rest.' }],
+    // Its own section of the config: proxy-schema.ts, and the forward_headers and clients fields it uses.
+    patterns: [{ group: ['../config/*', '!../config/proxy-schema.js', '!../config/forward-headers.js', '!../config/proxy-clients.js'], message: 'src/proxy knows only its own config schema; inject the rest.' }],
   }),
 );

@@ -12,6 +12,7 @@
 import { z } from 'zod';
 import type { Result } from '../result.js';
 import { forwardHeadersSchema } from './forward-headers.js';
+import { clientsSchema } from './proxy-clients.js';
 
 /** Longest wait we accept, in seconds (one day); Node timers cap out near 24.8 days. */
 export const MAX_TIMEOUT_SECONDS = 86_400;
@@ -103,6 +104,7 @@ export const proxySchema = z
       .array(secret, { error: 'expected a list of keys' })
       .min(1, { error: 'expected at least one key; remove api_keys to leave the proxy open' })
       .optional(),
+    clients: clientsSchema.optional(),
     providers: z
       .record(prefix, providerSchema, {
         error: (issue) =>

@@ -4,7 +4,7 @@ import { child, describe, keyText, quote, type Tree } from './tree.js';
 
 const PROXY_KEYS = Object.keys(proxySchema.shape);
 const PROVIDER_KEYS = Object.keys(providerSchema.shape);
-const SECRET_KEYS = new Set(['api_key', 'api_keys']);
+const SECRET_KEYS = new Set(['api_key', 'api_keys', 'key']);
 
 /**
  * Reads the `proxy:` section with its zod schema, and maps each zod issue back to

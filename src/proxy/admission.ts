@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ProxyConfig } from '../config/proxy-schema.js';
-import { bearerMatches, clientAuthorization } from './auth.js';
+import { clientAuthorization } from './auth.js';
+import { callerOf } from './clients/gate.js';
+import type { ClientRule } from './clients/rules.js';
 import { applyCors } from './cors.js';
 import type { ProxyDeps } from './deps.js';
 import { sendError, type ErrorFamily } from './errors.js';
@@ -13,6 +15,8 @@ export interface Admitted {
   requestId: string;
   runtime: Runtime;
   obs: Observation;
+  /** The client of `proxy.clients` whose key it came with, or null (no keys, or one of `api_keys`). */
+  client: ClientRule | null;
 }
 
 export type Method = 'GET' | 'POST' | 'DELETE';
@@ -42,21 +46,12 @@ export function createAdmission(deps: ProxyDeps, runtimeOf: (config: ProxyConfig
       sendError(res, requestId, { status: 405, type: 'invalid_request_error', code: 'method_not_allowed', message: `use ${list.filter((m) => m !== 'HEAD').join(' or ')} for this path` }, true, family);
       return null;
     }
-    return authorize(req, res, requestId, runtime, family) ? { requestId, runtime, obs } : null;
+    const caller = callerOf(clientAuthorization(req.headers), runtime.clientKeys, runtime.clients);
+    if (!caller.ok) {
+      sendError(res, requestId, caller.error, true, family);
+      return null;
+    }
+    obs.client = caller.client?.name ?? null;
+    return { requestId, runtime, obs, client: caller.client };
   };
-}
-
-/** True when the caller may use the group, else false after answering 401 (or 503 when no key can ever match). */
-function authorize(req: IncomingMessage, res: ServerResponse, requestId: string, runtime: Runtime, family: ErrorFamily): boolean {
-  if (runtime.clientKeys === null) return true;
-  if (runtime.clientKeys.length === 0) {
-    // Fail closed, and say it is the server's setup, not the caller's key.
-    sendError(res, requestId, { status: 503, type: 'server_error', code: 'proxy_keys_unset', message: 'proxy.api_keys refers only to environment variables that are not set; see the server log' }, true, family);
-    return false;
-  }
-  const given = clientAuthorization(req.headers);
-  if (bearerMatches(given, runtime.clientKeys)) return true;
-  const message = given === undefined ? 'missing API key: send "Authorization: Bearer <key>" (or "x-api-key: <key>")' : 'incorrect API key';
-  sendError(res, requestId, { status: 401, type: 'authentication_error', code: 'invalid_api_key', message }, true, family);
-  return false;
 }

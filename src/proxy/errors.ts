@@ -3,7 +3,7 @@ import type { ServerResponse } from 'node:http';
 /** An error as the proxy answers it: OpenAI's shape, with the HTTP status to use. */
 export interface ProxyError {
   status: number;
-  type: 'invalid_request_error' | 'authentication_error' | 'timeout_error' | 'upstream_error' | 'server_error';
+  type: 'invalid_request_error' | 'authentication_error' | 'permission_error' | 'rate_limit_error' | 'timeout_error' | 'upstream_error' | 'server_error';
   code: string;
   message: string;
   param?: string | null;

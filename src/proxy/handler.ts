@@ -19,6 +19,8 @@ import { refuseTooLarge } from './discard.js';
 import { formatMismatch, targetsFor } from './routing.js';
 import { createStoredResponseRoute } from './stored-responses.js';
 import { createUpstreamPool } from './upstream.js';
+import { enter } from './clients/gate.js';
+import { ClientLimiter } from './clients/limiter.js';
 import { speaks, translationFor, type Translation } from './translate/translation.js';
 
 /** A request handler for plain node:http. */
@@ -55,6 +57,7 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
   const catalog = createModelCatalog(pool, deps.log);
   const rests = createRests(deps.now);
   const begin = createAdmission(deps, runtimeOf);
+  const limiter = new ClientLimiter(deps.now);
 
   function tunnelHint(p: Provider): string {
     const t = deps.tunnelForLocalEndpoint?.(p.hostname, p.port);
@@ -79,6 +82,11 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
     const targets = targetsFor(model, runtime);
     if (!targets.ok) {
       sendError(r.res, r.requestId, targets.error, false, endpoint.family);
+      return null;
+    }
+    const refused = r.client === null ? null : enter(limiter, r.client, model, targets.value, r.res, r.obs);
+    if (refused !== null) {
+      sendError(r.res, r.requestId, refused, false, endpoint.family);
       return null;
     }
     // Targets that speak the endpoint's format are tried as they are; only when there are none is the request translated.
@@ -140,7 +148,7 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
   const forward = (endpoint: Endpoint): NodeHandler => (req, res) => {
     const begun = begin(req, res, endpoint.path, 'POST', endpoint.family);
     if (begun === null) return;
-    const r: Incoming = { req, res, endpoint, requestId: begun.requestId, runtime: begun.runtime, obs: begun.obs };
+    const r: Incoming = { req, res, endpoint, requestId: begun.requestId, runtime: begun.runtime, obs: begun.obs, client: begun.client };
     const limit = deps.maxBodyBytes ?? r.runtime.maxBodyBytes ?? endpoint.maxBytes ?? DEFAULT_MAX_BODY_BYTES;
     readBody(req, limit, (body) => {
       if (!Buffer.isBuffer(body)) {

@@ -22,6 +22,8 @@ export interface RequestRecord {
   tokensOut: number | null;
   /** The answer had begun and was cut short by the provider (died, fell silent, ended mid-event). */
   cut: boolean;
+  /** The client of `proxy.clients` it came from: its series carry a `client` label (others have none). */
+  client?: string | null;
 }
 
 // From a cached embedding (milliseconds) to a long generation (minutes).
@@ -72,15 +74,17 @@ export function createProxyMetrics(): ProxyMetrics {
   // come from the config and the endpoint table (their hashes are cached), never on a
   // key built per request.
   const pairs = new Map<string, Map<string, PairCells>>();
-  const cellsOf = (provider: string, endpoint: string): PairCells => {
+  const cellsOf = (provider: string, endpoint: string, client: string | null | undefined): PairCells => {
     let byEndpoint = pairs.get(provider);
     if (byEndpoint === undefined) pairs.set(provider, (byEndpoint = new Map()));
-    let cells = byEndpoint.get(endpoint);
+    // A client's requests have cells of their own (keyed with its name, which the config limits to label characters).
+    const slot = client == null ? endpoint : `${endpoint}\n${client}`;
+    let cells = byEndpoint.get(slot);
     if (cells === undefined) {
-      const key = `${provider}\n${endpoint}`;
-      const labels = { provider, endpoint };
+      const key = `${provider}\n${slot}`;
+      const labels = (client == null ? { provider, endpoint } : { provider, endpoint, client }) as Record<Pair, string>;
       cells = { key, labels, byStatus: new Map(), duration: duration.create(key, labels), ttfb: null, tokensIn: null, tokensOut: null };
-      byEndpoint.set(endpoint, cells);
+      byEndpoint.set(slot, cells);
     }
     return cells;
   };
@@ -88,11 +92,11 @@ export function createProxyMetrics(): ProxyMetrics {
     registry,
     record(r) {
       const { provider, endpoint, status } = r;
-      const cells = cellsOf(provider, endpoint);
+      const cells = cellsOf(provider, endpoint, r.client);
       let count = cells.byStatus.get(status);
       if (count === undefined) {
         const label = String(status);
-        count = requests.create(`${provider}\n${endpoint}\n${label}`, { provider, endpoint, status: label });
+        count = requests.create(`${cells.key}\n${label}`, { ...cells.labels, status: label });
         cells.byStatus.set(status, count);
       }
       count.value += 1;

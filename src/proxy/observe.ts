@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { ownAnswerAt } from './errors.js';
 import type { ProxyMetrics } from './metrics.js';
-import { createUsageReader, type UsageReader } from './usage.js';
+import { createUsageReader, type Usage, type UsageReader } from './usage.js';
 
 const MAX_LOGGED_MODEL = 256;
 const [SPACE, TAB, CR, LF, BRACE, BRACKET] = [32, 9, 13, 10, 123, 91];
@@ -12,6 +12,10 @@ export interface Observation {
   model: string | null;
   /** The provider that got the request last (the one that answered, when one did). */
   provider: string | null;
+  /** The client of `proxy.clients` whose key it came with (a log field and a series label), or null. */
+  client: string | null;
+  /** Told the answer's usage (null: none reported) when the request is over: a client's limits count it. */
+  onEnd: ((usage: Usage | null) => void) | null;
   /** Each piece of the answer's body as it reaches the client. */
   tap(chunk: Buffer): void;
   /** A target passed over for the next one. */
@@ -31,6 +35,8 @@ export interface Observation {
 class RequestObservation implements Observation {
   model: string | null = null;
   provider: string | null = null;
+  client: string | null = null;
+  onEnd: ((usage: Usage | null) => void) | null = null;
   private readonly started = performance.now();
   private firstByte = -1;
   private reader: UsageReader | null = null;
@@ -90,6 +96,7 @@ class RequestObservation implements Observation {
         // A client's model name can be as long as its body; the log keeps enough to recognise it.
         model: model !== null && model.length > MAX_LOGGED_MODEL ? `${model.slice(0, MAX_LOGGED_MODEL)}…` : model,
         provider: this.provider,
+        ...(this.client === null ? {} : { client: this.client }),
         status,
         // Sent in full, or cut short (by the client, or by a provider that died, fell silent or ended mid-event).
         complete: res.writableFinished && !this.wasCut,
@@ -110,7 +117,9 @@ class RequestObservation implements Observation {
       tokensIn: usage?.input ?? null,
       tokensOut: usage?.output ?? null,
       cut: this.wasCut,
+      client: this.client,
     });
+    this.onEnd?.(usage);
   }
 }
 

@@ -3,6 +3,7 @@ import { expandEnv, type ProviderFormat, type ProxyConfig } from '../config/prox
 import type { Result } from '../result.js';
 import type { ProxyError } from './errors.js';
 import { digestKey, type KeyDigest } from './auth.js';
+import { compileClients, type ClientRules } from './clients/rules.js';
 import { DEFAULT_KEEP_ALIVE_MS, type Origin } from './upstream.js';
 
 /** Why a provider's `api_key` cannot be sent. */
@@ -65,6 +66,8 @@ export interface Runtime {
   clientKeys: KeyDigest[] | null;
   /** Variables named in `api_keys` that are unset: those entries match nothing. */
   unsetClientKeyVariables: string[];
+  /** `proxy.clients`: a key per client with its models and limits; null when absent. */
+  clients: ClientRules | null;
 }
 
 const EMPTY: ProxyConfig = { default_timeout: 600, providers: {} };
@@ -104,6 +107,7 @@ export function runtimeCache(env: NodeJS.ProcessEnv, log?: (entry: Record<string
       for (const variable of runtime.unsetClientKeyVariables) {
         log?.({ event: 'proxy_unset_variable', where: 'proxy.api_keys', variable });
       }
+      for (const u of runtime.clients?.unset ?? []) log?.({ event: 'proxy_unset_variable', where: `proxy.clients.${u.client}.key`, variable: u.variable });
       for (const entry of runtime.providers.values()) {
         const p = entry.kind === 'url' ? entry.provider : entry.at('127.0.0.1', 0);
         if (p.key.ok) continue;
@@ -188,6 +192,7 @@ export function compile(config: ProxyConfig, env: NodeJS.ProcessEnv): Runtime {
     forwarded: forwardedNames(config.forward_headers ?? []),
     clientKeys,
     unsetClientKeyVariables,
+    clients: compileClients(config.clients, env),
   };
 }
 

@@ -4,6 +4,7 @@ import { listenFailure, showAddress } from '../listen-failure.js';
 import { answerParserErrors, closeEveryConnection, LISTENER_OPTIONS, requireHost } from '../http-listener.js';
 import { guardRequests } from '../listener-guard.js';
 import { bearerMatches, clientAuthorization } from './auth.js';
+import { callerOf } from './clients/gate.js';
 import type { ProxyDeps } from './deps.js';
 import { sendError } from './errors.js';
 import { createProxyRoutes, restOf, type NodeHandler } from './handler.js';
@@ -40,9 +41,14 @@ export function startProxyServer(options: {
   const runtimeOf = runtimeCache(deps.env ?? process.env);
   const metrics: http.RequestListener = (req, res) => {
     const requestId = pickRequestId(req.headers['x-request-id']);
-    const keys = runtimeOf(deps.getConfig()).clientKeys;
+    const runtime = runtimeOf(deps.getConfig());
+    const keys = runtime.clientKeys;
     if (keys !== null && !bearerMatches(clientAuthorization(req.headers), keys)) {
       return sendError(res, requestId, { status: 401, type: 'authentication_error', code: 'invalid_api_key', message: 'GET /metrics needs "Authorization: Bearer <one of proxy.api_keys>"' }, true);
+    }
+    // Without shared keys, a group guarded by client keys does not leave its series open.
+    if (keys === null && runtime.clients !== null && !callerOf(clientAuthorization(req.headers), null, runtime.clients).ok) {
+      return sendError(res, requestId, { status: 401, type: 'authentication_error', code: 'invalid_api_key', message: 'GET /metrics needs "Authorization: Bearer <the key of one of proxy.clients>"' }, true);
     }
     void deps.metrics.registry.metrics().then((text) => {
       res.writeHead(200, { 'content-type': deps.metrics.registry.contentType, 'x-request-id': requestId });

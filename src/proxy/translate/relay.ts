@@ -38,6 +38,8 @@ class TranslatedRelay implements ExchangeSink {
   private timer: NodeJS.Timeout | null = null;
   private lastActivity = Date.now();
   private exchange: Exchange | null = null;
+  // A slow reader: the provider is not read meanwhile (TCP pushes back), and the pause is no upstream gap.
+  private clientBlocked = false;
   private readonly key: string | null;
 
   constructor(
@@ -136,7 +138,8 @@ class TranslatedRelay implements ExchangeSink {
     const held = this.body!;
     const text = held.scrubbed(this.key).toString('utf8');
     if (held.status >= 400) {
-      const e = upstreamError(held.status, text, this.f.provider.prefix);
+      const own = upstreamError(held.status, text, this.f.provider.prefix);
+      const e = this.t.answer.error?.(held.status, own, this.f.provider.prefix) ?? own;
       const retryAfter = Number(headerOf(held.rawHeaders, 'retry-after'));
       return this.answerError(Number.isFinite(retryAfter) && retryAfter > 0 ? { ...e, retryAfterSeconds: Math.ceil(retryAfter) } : e);
     }
@@ -164,8 +167,16 @@ class TranslatedRelay implements ExchangeSink {
     const masked = this.key !== null && this.key.length >= MIN_MASKED_KEY_LENGTH && holdsKey(Buffer.from(text), this.key) ? scrubText(text, this.key) : text;
     const out = Buffer.from(masked);
     observer.tap(out);
-    if (last) res.end(out);
-    else res.write(out);
+    if (last) return void res.end(out);
+    if (!res.write(out) && !this.clientBlocked) {
+      this.clientBlocked = true;
+      this.exchange?.pause();
+      res.once('drain', () => {
+        this.clientBlocked = false;
+        this.lastActivity = Date.now();
+        this.exchange?.resume();
+      });
+    }
   }
 
   private headers(contentType: string, more: string[]): string[] {
@@ -202,8 +213,8 @@ class TranslatedRelay implements ExchangeSink {
     if (this.state === 'done') return;
     const { f } = this;
     const idle = Date.now() - this.lastActivity;
-    if (idle < f.provider.timeoutMs) {
-      this.timer = setTimeout(() => this.onTimeout(), f.provider.timeoutMs - idle);
+    if (this.clientBlocked || idle < f.provider.timeoutMs) {
+      this.timer = setTimeout(() => this.onTimeout(), this.clientBlocked ? f.provider.timeoutMs : f.provider.timeoutMs - idle);
       return;
     }
     const e = timeoutError(f.provider.prefix, f.provider.timeoutSeconds, this.state === 'waiting' ? 'headers' : 'chunk');

@@ -19,4 +19,6 @@ export interface AnswerTranslation {
   json(body: Json): Result<Json, ProxyError>;
   /** A fresh translator for a streamed answer. */
   stream(): StreamTranslator;
+  /** The client's error for a provider's error answer, when it is not the provider's own (a missing endpoint, say). */
+  error?(status: number, e: ProxyError, prefix: string): ProxyError;
 }

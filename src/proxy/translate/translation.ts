@@ -14,6 +14,7 @@ import { responsesToChatRequest } from './responses-to-chat-request.js';
 import { chatToMessagesAnswer, type MessagesContext } from './chat-to-messages-answer.js';
 import { ChatToMessagesStream } from './chat-to-messages-stream.js';
 import { chatToMessagesRequest } from './chat-to-messages-request.js';
+import { countTokensAnswer, countTokensError, countTokensRequest, tokenizePath } from './count-tokens.js';
 import { messagesToChatAnswer } from './messages-to-chat-answer.js';
 import { messagesToChatRequest } from './messages-to-chat-request.js';
 import { MessagesToChatStream } from './messages-to-chat-stream.js';
@@ -94,6 +95,23 @@ const responsesToChat: Translate = (fields) => {
   };
 };
 
+const countTokens: Translate = (fields) => {
+  const r = countTokensRequest(fields);
+  if (!r.ok) return r;
+  return {
+    ok: true,
+    value: {
+      format: 'openai',
+      upstreamPath: tokenizePath,
+      body: Buffer.from(JSON.stringify(r.value.body)),
+      dropped: r.value.dropped,
+      // /tokenize never streams: a stream would be a provider's mistake, ended as a cut.
+      answer: { json: countTokensAnswer, stream: () => new ChatToMessagesStream({ stopSequences: [] }), error: countTokensError },
+      defaultHeaders: [],
+    },
+  };
+};
+
 /** A translation: the provider format it produces, and how. */
 export interface Via {
   to: ProviderFormat;
@@ -106,6 +124,7 @@ const RESPONSES_TO_CHAT: Via = { to: 'openai', translate: responsesToChat };
 const TRANSLATIONS: ReadonlyMap<string, Via> = new Map([
   ['/messages', { to: 'openai', translate: messagesToChat }],
   ['/chat/completions', { to: 'anthropic', translate: chatToMessages }],
+  ['/messages/count_tokens', { to: 'openai', translate: countTokens }],
 ]);
 
 /** Whether a provider takes requests of `endpoint` as they are (an unknown one is left to the routing to refuse). */

@@ -14,7 +14,13 @@ let url: string;
 
 beforeAll(async () => {
   mock = await startMockVllm();
-  const config = proxySchema.parse({ providers: { gpu: { base_url: mock.baseUrl, api_key: 'sk-upstream-vllm-key' } } });
+  const config = proxySchema.parse({
+    providers: {
+      gpu: { base_url: mock.baseUrl, api_key: 'sk-upstream-vllm-key' },
+      // A server without /tokenize: the mock answers 404 at /elsewhere/tokenize.
+      notok: { base_url: mock.baseUrl.replace(/\/v1$/, '/elsewhere/v1') },
+    },
+  });
   proxy = await startProxyServer({ host: '127.0.0.1', port: 0, deps: { getConfig: () => config } });
   url = `http://127.0.0.1:${proxy.port}`;
 });
@@ -137,6 +143,19 @@ describe('the Anthropic SDK against an OpenAI-format provider', () => {
     const e = await s.finalMessage().catch((x: unknown) => x);
     expect(e).toBeInstanceOf(Anthropic.APIError);
     expect(String((e as Error).message)).toMatch(/ended its stream before its answer was complete|closed the connection/);
+  });
+
+  it('messages.countTokens through the provider\'s /tokenize; a 501 that says so without one', async () => {
+    const r = await client().messages.countTokens({ model: 'gpu:qwen3:8b', system: 'sys', messages: [{ role: 'user', content: 'hi' }], tools });
+    expect(r.input_tokens).toBe(11);
+    expect(last().url).toBe('/tokenize');
+    expect(last().json).toMatchObject({ model: 'qwen3:8b', add_generation_prompt: true, messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: 'hi' }], content: 'sys\nhi' });
+    expect(last().json.tools).toHaveLength(2);
+    const e = await client().messages.countTokens({ model: 'notok:m', messages: [{ role: 'user', content: 'hi' }] }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(Anthropic.APIError);
+    expect((e as InstanceType<typeof Anthropic.APIError>).status).toBe(501);
+    expect((e as Error).message).toMatch(/provider \\?"notok\\?" speaks the OpenAI format and has no \/tokenize endpoint/);
+    expect(last().url).toBe('/elsewhere/tokenize');
   });
 
   it('a field with no counterpart is a 400 naming it, in Anthropic\'s error shape', async () => {

@@ -1,0 +1,105 @@
+/**
+ * The clients' limits, per process (several replicas each hold their own): requests
+ * and tokens over the last 60 seconds (a sliding window: each request and each
+ * answer's tokens count until a minute after they happened), and requests under way.
+ * The clock is passed in, so the windows are tested without waiting.
+ *
+ * Tokens are known only when an answer ends (its usage): a request is let in while
+ * the minute's tokens are under `tpm`, and its own tokens count from its end.
+ */
+import type { ClientRule } from './rules.js';
+
+const WINDOW_MS = 60_000;
+
+interface State {
+  active: number;
+  /** When each request of the window started, oldest first. */
+  starts: number[];
+  /** Tokens of answers that ended in the window, oldest first. */
+  tokens: { at: number; n: number }[];
+}
+
+/** A refused request: which limit, and when to come back. */
+export interface Refusal {
+  limit: 'rpm' | 'tpm' | 'max_concurrent';
+  retryAfterSeconds: number;
+  message: string;
+}
+
+/** The `x-ratelimit-*` headers (OpenAI's names) for a client at a moment. */
+export type RateHeaders = [string, string][];
+
+export class ClientLimiter {
+  private readonly states = new Map<string, State>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  private stateOf(name: string, at: number): State {
+    let s = this.states.get(name);
+    if (s === undefined) this.states.set(name, (s = { active: 0, starts: [], tokens: [] }));
+    const from = at - WINDOW_MS;
+    while (s.starts.length > 0 && s.starts[0]! <= from) s.starts.shift();
+    while (s.tokens.length > 0 && s.tokens[0]!.at <= from) s.tokens.shift();
+    return s;
+  }
+
+  /** Takes a place for one request, or says which limit refuses it. Each taken place is given back with `release`. */
+  take(rule: ClientRule): Refusal | null {
+    const at = this.now();
+    const s = this.stateOf(rule.name, at);
+    if (rule.maxConcurrent !== null && s.active >= rule.maxConcurrent) {
+      return { limit: 'max_concurrent', retryAfterSeconds: 1, message: `client "${rule.name}" has ${s.active} requests under way, its max_concurrent; retry when one ends` };
+    }
+    if (rule.rpm !== null && s.starts.length >= rule.rpm) {
+      const wait = s.starts[s.starts.length - rule.rpm]! + WINDOW_MS - at;
+      return { limit: 'rpm', retryAfterSeconds: seconds(wait), message: `client "${rule.name}" made ${s.starts.length} requests in the last minute, its rpm of ${rule.rpm}; retry in ${seconds(wait)} s` };
+    }
+    if (rule.tpm !== null) {
+      const used = sum(s.tokens);
+      if (used >= rule.tpm) {
+        const wait = this.tokenWait(s, rule.tpm, at);
+        return { limit: 'tpm', retryAfterSeconds: seconds(wait), message: `client "${rule.name}" used ${used} tokens in the last minute, its tpm of ${rule.tpm}; retry in ${seconds(wait)} s` };
+      }
+    }
+    s.active += 1;
+    s.starts.push(at);
+    return null;
+  }
+
+  /** The request ended; `tokens` is its usage (input and output), 0 when the provider reported none. */
+  release(rule: ClientRule, tokens: number): void {
+    const at = this.now();
+    const s = this.stateOf(rule.name, at);
+    s.active = Math.max(0, s.active - 1);
+    if (tokens > 0) s.tokens.push({ at, n: tokens });
+  }
+
+  /** The client's `x-ratelimit-*` headers now (only for the limits it has). */
+  headers(rule: ClientRule): RateHeaders {
+    const at = this.now();
+    const s = this.stateOf(rule.name, at);
+    const out: RateHeaders = [];
+    if (rule.rpm !== null) {
+      const oldest = s.starts[0];
+      out.push(['x-ratelimit-limit-requests', String(rule.rpm)], ['x-ratelimit-remaining-requests', String(Math.max(0, rule.rpm - s.starts.length))], ['x-ratelimit-reset-requests', `${oldest === undefined ? 0 : seconds(oldest + WINDOW_MS - at)}s`]);
+    }
+    if (rule.tpm !== null) {
+      const used = sum(s.tokens);
+      out.push(['x-ratelimit-limit-tokens', String(rule.tpm)], ['x-ratelimit-remaining-tokens', String(Math.max(0, rule.tpm - used))], ['x-ratelimit-reset-tokens', `${used === 0 ? 0 : seconds(this.tokenWait(s, rule.tpm, at))}s`]);
+    }
+    return out;
+  }
+
+  /** How long until the window's tokens fall under `tpm` (the oldest entries leaving first). */
+  private tokenWait(s: State, tpm: number, at: number): number {
+    let used = sum(s.tokens);
+    for (const t of s.tokens) {
+      used -= t.n;
+      if (used < tpm) return t.at + WINDOW_MS - at;
+    }
+    return 0;
+  }
+}
+
+const sum = (list: readonly { n: number }[]): number => list.reduce((a, t) => a + t.n, 0);
+const seconds = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
