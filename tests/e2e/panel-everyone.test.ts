@@ -264,7 +264,7 @@ describe('the panel for everyone: languages, themes, accessibility, any screen',
         await expect.poll(() => login.locator('#login').isVisible()).toBe(true);
         await login.fill('#password', 'wrong');
         await login.locator('#login-form button').click();
-        await expect.poll(() => login.locator('#login-error').textContent()).toContain('(wrong_password)');
+        await expect.poll(() => login.locator('#login-error').textContent()).toContain('wrong_password');
         await audit(login, `login ${lang} ${scheme}`);
         for (const width of lang === 'en' ? [1280, 390] : [390]) {
           await login.setViewportSize({ width, height: width === 390 ? 844 : 800 });
