@@ -121,6 +121,27 @@ describe('logging in to an interactive tunnel from the panel', () => {
     await expect.poll(() => badge().textContent(), { timeout: 15_000 }).toBe('Login needed');
   });
 
+  it('the terminal view in Arabic, right to left, passes the accessibility audit', async () => {
+    await Promise.all([page.waitForEvent('load'), page.selectOption('#language', 'ar')]);
+    await expect.poll(() => badge().getAttribute('data-state'), { timeout: 15_000 }).toBe('AUTH_REQUIRED');
+    await card().getByTestId('login').click();
+    await expect.poll(screen, { timeout: 15_000 }).toMatch(/Verification code:/);
+    expect(await page.locator('#terminal-title').textContent()).toMatch(/^تسجيل الدخول: /);
+    expect(await page.locator('html').getAttribute('dir')).toBe('rtl');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    const found = await seriousViolations(page);
+    expect(found, JSON.stringify(found, null, 1)).toEqual([]);
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: join(REPO, 'test-artifacts', 'panel', 'terminal-ar-dark-390.png') });
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.locator('#terminal-screen textarea').focus();
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.locator('#terminal').isVisible()).toBe(false);
+    await Promise.all([page.waitForEvent('load'), page.selectOption('#language', 'en')]);
+    await expect.poll(() => badge().textContent(), { timeout: 15_000 }).toBe('Login needed');
+  });
+
   it('one terminal at a time: the CLI is refused while the page\'s is open, and gets the login once it is closed', async () => {
     await card().getByTestId('login').click();
     await expect.poll(screen, { timeout: 15_000 }).toMatch(/Verification code:/);
