@@ -6,6 +6,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDaemonClient } from '../../src/panel/daemon-client.js';
+import { createDaemonApp } from '../../src/panel/routes-daemon.js';
 
 const servers: (Server | TcpServer)[] = [];
 const sockets = new Set<Socket>();
@@ -92,5 +93,17 @@ describe('why the panel cannot talk to the daemon', () => {
     const url = await answering(404, { error: { code: 'tunnel_not_found', message: 'no tunnel abc' } });
     const r = await createDaemonClient(url, null).get('/status');
     expect(!r.ok && r.error).toEqual({ reason: 'daemon', status: 404, code: 'tunnel_not_found', message: 'no tunnel abc' });
+  });
+
+  it('start, stop and logs answer the page with the same code, its values and a status to match', async () => {
+    const token = await answering(401, { error: { code: 'unauthorized', message: 'missing or wrong token' } });
+    const loading = await answering(503, { error: { code: 'loading', message: 'the config is being loaded' } });
+    const call = async (url: string, path: string, method = 'POST') => {
+      const res = await createDaemonApp({ daemon: createDaemonClient(url, null) }).request(path, { method });
+      return { status: res.status, body: (await res.json()) as { error: { code: string }; params?: Record<string, string> } };
+    };
+    expect(await call(token, '/start')).toMatchObject({ status: 502, body: { error: { code: 'daemon_token_missing' }, params: { where: token } } });
+    expect(await call(token, `/logs/${'a'.repeat(32)}`, 'GET')).toMatchObject({ status: 502, body: { error: { code: 'daemon_token_missing' } } });
+    expect(await call(loading, `/stop/${'a'.repeat(32)}`)).toMatchObject({ status: 503, body: { error: { code: 'daemon_loading' } } });
   });
 });
