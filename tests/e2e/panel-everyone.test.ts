@@ -26,6 +26,8 @@ declare function getComputedStyle(e: unknown): { backgroundColor: string; outlin
 
 const ARTIFACTS = join(REPO, 'test-artifacts', 'panel');
 const TOKEN = 'the-daemons-own-token';
+/** expect.poll with room for a loaded machine (its default is one second). */
+const poll = <T>(fn: () => Promise<T> | T, opts: { timeout?: number } = {}) => expect.poll(fn, { timeout: 10_000, ...opts });
 const catalogue = (code: string) => JSON.parse(readFileSync(join(STATIC_DIR, 'i18n', `${code}.json`), 'utf8')) as Record<string, string>;
 
 describe('the panel for everyone: languages, themes, accessibility, any screen', () => {
@@ -43,11 +45,11 @@ describe('the panel for everyone: languages, themes, accessibility, any screen',
   async function open(language: string, p: Page = page, url = panel.url) {
     await p.setExtraHTTPHeaders({ 'accept-language': language });
     await p.goto(url);
-    await expect.poll(() => p.locator('#app:not([hidden]), #login:not([hidden])').count(), { timeout: 10_000 }).toBe(1);
+    await poll(() => p.locator('#app:not([hidden]), #login:not([hidden])').count(), { timeout: 10_000 }).toBe(1);
   }
   const running = async () => {
-    await expect.poll(() => badge('alpha').getAttribute('data-state'), { timeout: 20_000 }).toBe('RUNNING');
-    await expect.poll(() => badge('beta').getAttribute('data-state'), { timeout: 20_000 }).toBe('RUNNING');
+    await poll(() => badge('alpha').getAttribute('data-state'), { timeout: 20_000 }).toBe('RUNNING');
+    await poll(() => badge('beta').getAttribute('data-state'), { timeout: 20_000 }).toBe('RUNNING');
   };
   const audit = async (p: Page, what: string) => {
     const found = await seriousViolations(p);
@@ -129,7 +131,7 @@ describe('the panel for everyone: languages, themes, accessibility, any screen',
       await open(lang);
       await running();
       await page.getByRole('button', { name: catalogue(lang)['list.add'] }).click();
-      await expect.poll(() => page.locator('#editor').isVisible()).toBe(true);
+      await poll(() => page.locator('#editor').isVisible()).toBe(true);
       const text = await page.evaluate(() => {
         const attrs = [...(document.querySelectorAll('[aria-label], [title], [placeholder]') as unknown as { getAttribute(a: string): string | null }[])]
           .flatMap((e) => ['aria-label', 'title', 'placeholder'].map((a) => e.getAttribute(a) ?? ''));
@@ -151,7 +153,7 @@ describe('the panel for everyone: languages, themes, accessibility, any screen',
     await open('en-US');
     await running();
     await Promise.all([page.waitForEvent('load'), page.selectOption('#language', 'ja')]);
-    await expect.poll(() => page.evaluate(() => document.documentElement.lang)).toBe('ja');
+    await poll(() => page.evaluate(() => document.documentElement.lang)).toBe('ja');
     expect(await page.locator('#add').textContent()).toBe('トンネルを追加');
     // Another page of the same browser, which still asks for English.
     const other = await context.newPage();
@@ -168,7 +170,7 @@ describe('the panel for everyone: languages, themes, accessibility, any screen',
     // By keyboard: focus the add button, Enter opens the form, the focus is in it.
     await page.locator('#add').focus();
     await page.keyboard.press('Enter');
-    await expect.poll(() => page.locator('#editor').isVisible()).toBe(true);
+    await poll(() => page.locator('#editor').isVisible()).toBe(true);
     await page.fill('#f-name', 'delta');
     await page.fill('#f-remote_host', 'testhost');
     await page.fill('#f-remote_port', '22');
@@ -176,13 +178,13 @@ describe('the panel for everyone: languages, themes, accessibility, any screen',
     await page.locator('#save').focus();
     await page.keyboard.press('Enter');
     const error = page.locator('#err-local_port');
-    await expect.poll(() => error.isVisible()).toBe(true);
+    await poll(() => error.isVisible()).toBe(true);
     expect(await error.textContent()).toBe('应为 1–65535 的端口，或 "ip:port"（IPv4、[IPv6] 或主机名）；实际为 "70000"。（invalid_port）');
     expect(await error.locator('[data-code]').getAttribute('data-code')).toBe('invalid_port');
     await page.screenshot({ path: join(ARTIFACTS, 'form-error-zh-CN-light-1280.png') });
     await audit(page, 'the form with an error (zh-CN)');
     await page.keyboard.press('Escape');
-    await expect.poll(() => page.locator('#editor').isVisible()).toBe(false);
+    await poll(() => page.locator('#editor').isVisible()).toBe(false);
   });
 
   it('dates, durations and numbers in the locale\'s form', async () => {
@@ -238,12 +240,12 @@ describe('the panel for everyone: languages, themes, accessibility, any screen',
         await page.setViewportSize({ width: 1280, height: 800 });
         // The list with a tunnel's details open: the ssh output, reachable and named.
         await page.locator('#tunnels [data-name="alpha"] summary').click();
-        await expect.poll(() => page.locator('#tunnels [data-name="alpha"] [data-testid="logs"]').textContent(), { timeout: 10_000 }).toMatch(/debug1/);
+        await poll(() => page.locator('#tunnels [data-name="alpha"] [data-testid="logs"]').textContent(), { timeout: 10_000 }).toMatch(/debug1/);
         await audit(page, `list and details ${lang} ${scheme}`);
         await page.locator('#tunnels [data-name="alpha"] summary').click();
         // The edit form, then its confirmation.
         await page.locator('#tunnels [data-name="beta"] .tunnel-actions button').last().click();
-        await expect.poll(() => page.locator('#editor').isVisible()).toBe(true);
+        await poll(() => page.locator('#editor').isVisible()).toBe(true);
         await audit(page, `form ${lang} ${scheme}`);
         for (const width of lang === 'en' ? [1280, 390] : [390]) {
           await page.setViewportSize({ width, height: width === 390 ? 844 : 800 });
@@ -251,20 +253,20 @@ describe('the panel for everyone: languages, themes, accessibility, any screen',
         }
         await page.setViewportSize({ width: 1280, height: 800 });
         await page.locator('#delete').click();
-        await expect.poll(() => page.locator('#confirm').isVisible()).toBe(true);
+        await poll(() => page.locator('#confirm').isVisible()).toBe(true);
         if (scheme === 'dark') await audit(page, `confirm ${lang} ${scheme}`);
         await page.keyboard.press('Escape');
-        await expect.poll(() => page.locator('#confirm').isVisible()).toBe(false);
+        await poll(() => page.locator('#confirm').isVisible()).toBe(false);
         expect(await page.locator('#editor').isVisible()).toBe(true);
         await page.keyboard.press('Escape');
-        await expect.poll(() => page.locator('#editor').isVisible()).toBe(false);
+        await poll(() => page.locator('#editor').isVisible()).toBe(false);
 
         await login.emulateMedia({ colorScheme: scheme });
         await open(lang, login, guarded.url);
-        await expect.poll(() => login.locator('#login').isVisible()).toBe(true);
+        await poll(() => login.locator('#login').isVisible()).toBe(true);
         await login.fill('#password', 'wrong');
         await login.locator('#login-form button').click();
-        await expect.poll(() => login.locator('#login-error').textContent()).toContain('wrong_password');
+        await poll(() => login.locator('#login-error').textContent()).toContain('wrong_password');
         await audit(login, `login ${lang} ${scheme}`);
         for (const width of lang === 'en' ? [1280, 390] : [390]) {
           await login.setViewportSize({ width, height: width === 390 ? 844 : 800 });
@@ -282,7 +284,7 @@ describe('the panel for everyone: languages, themes, accessibility, any screen',
     await open('en');
     await running();
     await page.locator('#tunnels [data-name="alpha"] summary').click();
-    await expect.poll(() => page.locator('#tunnels [data-name="alpha"] [data-testid="logs"]').textContent(), { timeout: 10_000 }).toMatch(/debug1/);
+    await poll(() => page.locator('#tunnels [data-name="alpha"] [data-testid="logs"]').textContent(), { timeout: 10_000 }).toMatch(/debug1/);
     const wanted = await page.evaluate(() =>
       [...(document.querySelectorAll('.topbar select, .topbar button:not([hidden]), #app button:not([disabled]), #app summary, #app pre[tabindex]') as unknown as { getAttribute(a: string): string | null; id: string; textContent: string | null }[])]
         .map((e) => e.getAttribute('aria-label') || e.id || e.textContent),
@@ -321,7 +323,7 @@ describe('the panel for everyone: languages, themes, accessibility, any screen',
         await page.fill('#f-local_port', '70000');
         await page.fill('#f-remote_port', 'x');
         await page.locator('#save').click();
-        await expect.poll(() => page.locator('#err-local_port').isVisible()).toBe(true);
+        await poll(() => page.locator('#err-local_port').isVisible()).toBe(true);
         const save = await page.locator('#save').boundingBox();
         const cancel = await page.locator('#editor .dialog-foot [data-close]').boundingBox();
         for (const b of [save, cancel]) {
@@ -353,7 +355,7 @@ describe('the panel for everyone: languages, themes, accessibility, any screen',
       try {
         await open('zh-CN', page, p.url);
         const banner = page.locator('[data-testid="daemon-banner"]');
-        await expect.poll(() => banner.getAttribute('data-code'), { timeout: 10_000 }).toBe(c.code);
+        await poll(() => banner.getAttribute('data-code'), { timeout: 10_000 }).toBe(c.code);
         const reason = await banner.locator('[data-testid="daemon-reason"]').textContent();
         expect(reason).toContain(`（${c.code}）`);
         expect(reason).toContain(c.words);
