@@ -16,7 +16,12 @@ function directionHints(direction) {
 }
 
 /** A direction's words: the server says which ssh flag it means under the mode; the catalogue words each flag. */
-const directionWords = (d) => (d.flag === '-R' ? t('form.direction_expose') : d.flag === '-L' ? t('form.direction_bring') : d.label);
+function directionWords(d) {
+  if (d.flag === '-R') return t('form.direction_expose');
+  if (d.flag === '-L') return t('form.direction_bring');
+  if (d.flag === '-D' || d.value === 'socks') return t('form.direction_socks');
+  return d.label;
+}
 
 function renderDirections(selected) {
   $('f-direction').replaceChildren(...state.directions.map((d) => h('label', { class: 'choice' },
