@@ -29,11 +29,12 @@ function side(written: string): { host: string | null; port: string } {
  * connected to. Null when the direction is not one the daemon knows.
  */
 export function describeTunnel(t: DescribeInput, mode: DirectionMode): string | null {
-  if (t.direction !== 'local_to_remote' && t.direction !== 'remote_to_local') return null;
+  if (t.direction !== 'local_to_remote' && t.direction !== 'remote_to_local' && t.direction !== 'socks') return null;
   const host = machine(t.remote_host) || '?';
   const local = side(t.local_port);
   const remote = side(t.remote_port);
   const localText = `local ${local.host ?? ''}:${local.port}`;
+  if (t.direction === 'socks') return `SOCKS proxy on ${localText} through ${host}`;
   if (forwardFlag(t.direction as Direction, mode) === '-R') {
     const bind = remote.host !== null ? ` (bound to ${remote.host})` : '';
     return `expose ${localText} on ${host}:${remote.port}${bind}`;
@@ -44,9 +45,10 @@ export function describeTunnel(t: DescribeInput, mode: DirectionMode): string | 
 
 /** How each direction value reads under the mode, for the form's choices. */
 export function directionChoices(mode: DirectionMode): { value: Direction; label: string }[] {
-  const label = (d: Direction) =>
-    forwardFlag(d, mode) === '-R'
-      ? 'expose a local service on the remote host (ssh -R)'
-      : 'bring a remote service to this machine (ssh -L)';
-  return (['remote_to_local', 'local_to_remote'] as const).map((value) => ({ value, label: label(value) }));
+  const label = (d: Direction) => {
+    const flag = forwardFlag(d, mode);
+    if (flag === '-D') return 'a SOCKS proxy here that reaches anything the remote host can, no remote port (ssh -D)';
+    return flag === '-R' ? 'expose a local service on the remote host (ssh -R)' : 'bring a remote service to this machine (ssh -L)';
+  };
+  return (['remote_to_local', 'local_to_remote', 'socks'] as const).map((value) => ({ value, label: label(value) }));
 }

@@ -8,14 +8,15 @@ import { FIELDS, state } from './state.js';
 function directionHints(direction) {
   const choice = state.directions.find((d) => d.value === direction);
   const exposes = choice && choice.label.includes('-R');
-  $('hint-remote_port').textContent = exposes ? 'Opened on the remote host; "ip:port" binds an address.' : 'The service on the remote side; "host:port" as seen from the remote host.';
+  const socks = choice && choice.label.includes('-D');
+  $('hint-remote_port').textContent = socks ? 'Leave empty: a SOCKS proxy connects wherever its clients ask.' : exposes ? 'Opened on the remote host; "ip:port" binds an address.' : 'The service on the remote side; "host:port" as seen from the remote host.';
   $('hint-local_port').textContent = exposes ? 'The local service; "host:port" to reach another machine.' : 'Where it listens here; "ip:port" binds an address.';
 }
 
 function renderDirections(selected) {
   $('f-direction').replaceChildren(...state.directions.map((d) => h('label', { class: 'choice' },
     h('input', { type: 'radio', name: 'direction', value: d.value, checked: d.value === selected, onchange: () => directionHints(d.value) }),
-    h('span', null, d.label.replace(/ \(ssh -[LR]\)$/, ''), h('small', null, `${d.value} · ${d.label.match(/ssh -[LR]/)?.[0] || ''}`)))));
+    h('span', null, d.label.replace(/ \(ssh -[LRD]\)$/, ''), h('small', null, `${d.value} · ${d.label.match(/ssh -[LRD]/)?.[0] || ''}`)))));
   directionHints(selected);
 }
 
