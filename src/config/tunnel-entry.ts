@@ -106,7 +106,8 @@ export function readTunnel(
   if (direction === 'socks') {
     remotePortNode = value('remote_port');
     remotePort = NO_REMOTE_PORT;
-    if (!isNull(remotePortNode)) {
+    // An empty one (a form's empty field) is none.
+    if (!isNull(remotePortNode) && !(isScalar(remotePortNode) && remotePortNode.value === '')) {
       remotePort = null;
       tree.error(remotePortNode, child(path, 'remote_port'), 'no remote_port for direction socks (a SOCKS proxy connects wherever its clients ask)', describe(remotePortNode));
     }
@@ -137,6 +138,10 @@ export function readTunnel(
 
   const own = readSshOptions(tree, fields.get('ssh_options')?.value, child(path, 'ssh_options'));
   const healthCheck = readHealthCheck(tree, fields.get('health_check')?.value, child(path, 'health_check'));
+  if (direction === 'socks' && healthCheck?.type === 'http') {
+    // A SOCKS port speaks SOCKS: a plain HTTP request through it never gets an answer.
+    tree.error(fields.get('health_check')?.value, child(child(path, 'health_check'), 'type'), 'tcp for a SOCKS tunnel (a plain HTTP request to a SOCKS port gets no answer)', 'http');
+  }
 
   if (tree.errors.length > errorsBefore || name === null || remoteHost === null || remotePort === null || localPort === null || direction === null) {
     return null;

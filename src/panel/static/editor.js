@@ -10,8 +10,10 @@ import { FIELDS, state } from './state.js';
 const flagOf = (direction) => (state.directions.find((d) => d.value === direction) || {}).flag;
 
 function directionHints(direction) {
-  const exposes = flagOf(direction) === '-R';
-  $('hint-remote_port').textContent = t(exposes ? 'form.hint_remote_port_expose' : 'form.hint_remote_port_bring');
+  const flag = flagOf(direction);
+  const exposes = flag === '-R';
+  const remoteKey = flag === '-D' ? 'form.hint_remote_port_socks' : exposes ? 'form.hint_remote_port_expose' : 'form.hint_remote_port_bring';
+  $('hint-remote_port').textContent = t(remoteKey);
   $('hint-local_port').textContent = t(exposes ? 'form.hint_local_port_expose' : 'form.hint_local_port_bring');
 }
 
