@@ -81,7 +81,7 @@ describe('TUNNEL_API_ALLOWED_HOSTS', () => {
     for (const bad of ['*', '*.example.com']) {
       const r = daemonSettings({}, { TUNNEL_API_ALLOWED_HOSTS: bad }, account);
       expect(r.ok).toBe(false);
-      if (!r.ok) expect(r.error).toContain(`TUNNEL_API_ALLOWED_HOSTS: expected host names, found the wildcard ${JSON.stringify(bad)}`);
+      if (!r.ok) expect(r.error.join("\n")).toContain(`TUNNEL_API_ALLOWED_HOSTS: expected host names, found the wildcard ${JSON.stringify(bad)}`);
     }
   });
 
