@@ -7,7 +7,7 @@ import type { DirectionMode, TunnelSpec } from '../tunnel/spec.js';
 import type { DesiredState, StatusRecord } from '../tunnel/status.js';
 import { DEFAULT_BACKOFF } from './backoff.js';
 import { ChildRegistry, endLeftovers, programPath } from './children.js';
-import { checkStateDirOwner, StateDirError } from './state-dir-owner.js';
+import { checkStateDirOwner, StateDirError } from '../state-dir-owner.js';
 import { lockStateDir, type StateLock } from './state-lock.js';
 import { systemClock, type Clock } from './clock.js';
 import { DesiredStore } from './desired.js';

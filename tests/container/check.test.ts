@@ -215,13 +215,18 @@ describe('runChecks', () => {
     expect(checkExitCode(report)).toBe(1);
   });
 
-  it('wants a writable state directory', async () => {
+  it('wants a state directory of its own (which is also writable)', async () => {
     const fx = await own();
     const state = join(fx.root, 'state');
     await mkdir(state, { mode: 0o755 });
     const report = await run(fx, join(fx.root, 'missing.yaml'), { uid: UID, sshConfigPath: null, home: join(fx.root, 'nohome') });
+    // Another account's folder: the daemon itself would refuse it (it could choose what the daemon signals).
     expect(report.problems).toEqual([
-      { where: state, what: `the state directory is not writable by uid ${UID} (the user tunnel-manager runs as)`, fix: `sudo chown ${UID} ${state}` },
+      {
+        where: state,
+        what: `the daemon refuses this state directory, which another account could write: ${state} belongs to uid ${process.getuid!()}, not to uid ${UID}, which runs the daemon`,
+        fix: `sudo chown -R ${UID} ${state} && chmod -R go-w ${state} && chmod 700 ${state}`,
+      },
     ]);
     expect(report.notes.join('\n')).toContain('no SSH config file and no');
   });
