@@ -85,7 +85,8 @@ describe('the image', () => {
   }, 120_000);
 
   afterAll(async () => {
-    if (ENGINE && IMAGE) await engine(['rm', '-f', name, panelName, dropInName], { reject: false });
+    // One at a time: an engine may refuse the whole list when one of them does not exist.
+    if (ENGINE && IMAGE) for (const c of [name, panelName, dropInName]) await engine(['rm', '-f', c], { reject: false });
     echo?.close();
     await server?.stop();
     await ssh?.cleanup();
