@@ -38,8 +38,14 @@ const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
 const tunnel = (name: string, host: string, port: number) =>
   `  - name: ${name}\n    remote_host: ${host}\n    remote_port: ${port}\n    local_port: ${port + 10000}\n`;
 
+// ssh reads ~/.ssh/config from the password database, not $HOME: an account without one
+// is this machine's ssh told to read no user config.
+const freshSsh = join(shims, 'ssh-fresh-account');
+writeFileSync(freshSsh, '#!/bin/sh\nexec ssh -F /dev/null "$@"\n');
+chmodSync(freshSsh, 0o755);
+
 function check(home: string, configPath: string, sshConfigPath: string | null): Promise<CheckReport> {
-  return runChecks({ configPath, sshConfigPath, stateDir: join(home, 'state'), sshBin: 'ssh', home, agentSocket: null });
+  return runChecks({ configPath, sshConfigPath, stateDir: join(home, 'state'), sshBin: sshConfigPath === null ? freshSsh : 'ssh', home, agentSocket: null });
 }
 
 test('on an account without ~/.ssh, each fix runs as printed: one Host block per host, one key, folder 700, files 600', async () => {
