@@ -246,13 +246,20 @@ if [ "$mode" = serve ]; then
   fi
   if [ "$problems" -gt 0 ]; then
     {
-      printf '%s: the SSH directory %s is not usable (ssh refuses these); run on the host:\n' "$prog" "$ssh_dir_shown"
-      printf '%s' "$report"
-      owners=$(find -L "$SSH_DIR" -maxdepth 0 -printf '%U\n' 2>/dev/null || true)
-      if [ -n "$owners" ] && [ "$owners" != "$PUID" ]; then
-        printf '%s: if uid %s is your user on the host, set PUID=%s instead of changing owners.\n' "$prog" "$owners" "$owners"
+      if kubelet_managed "$SSH_DIR"; then
+        # A Kubernetes Secret: the fixes are the manifest's, and the pod is made anew from it.
+        printf '%s: the SSH directory %s is not usable (ssh refuses these); change the pod'"'"'s manifest:\n' "$prog" "$ssh_dir_shown"
+        printf '%s' "$report"
+        printf '%s: then apply it.\n' "$prog"
+      else
+        printf '%s: the SSH directory %s is not usable (ssh refuses these); run on the host:\n' "$prog" "$ssh_dir_shown"
+        printf '%s' "$report"
+        owners=$(find -L "$SSH_DIR" -maxdepth 0 -printf '%U\n' 2>/dev/null || true)
+        if [ -n "$owners" ] && [ "$owners" != "$PUID" ]; then
+          printf '%s: if uid %s is your user on the host, set PUID=%s instead of changing owners.\n' "$prog" "$owners" "$owners"
+        fi
+        printf '%s: then start the container again.\n' "$prog"
       fi
-      printf '%s: then start the container again.\n' "$prog"
     } >&2
     exit 1
   fi

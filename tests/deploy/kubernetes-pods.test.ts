@@ -58,7 +58,7 @@ function atomicVolume(dir: string, files: Record<string, string>, mode: number, 
  * Runs `container` of `dep` in its own namespaces through tests/deploy/pod-run.mjs.
  * `volume(name, path)` fills each mounted volume at its (prefixed) mount path.
  */
-async function runPod(name: string, dep: Obj, opts: { volume: (v: any, path: string) => void; extraEnv?: Record<string, string>; sshd?: object; exec?: string[]; waitTunnel?: boolean }) {
+async function runPod(name: string, dep: Obj, opts: { volume: (v: any, path: string) => void; extraEnv?: Record<string, string>; sshd?: object; exec?: string[][]; waitTunnel?: boolean; waitLog?: string }) {
   const root = join(tmp, name);
   const under = (p: string) => join(root, p);
   const pod = dep.spec.template.spec;
@@ -112,7 +112,7 @@ async function runPod(name: string, dep: Obj, opts: { volume: (v: any, path: str
   // A named port is the container's port of that name, as the kubelet reads it.
   const probe = structuredClone(c.readinessProbe);
   if (typeof probe.tcpSocket?.port === 'string') probe.tcpSocket.port = c.ports.find((p: any) => p.name === probe.tcpSocket.port).containerPort;
-  const spec = { uid, gid, groups, entrypoint: join(REPO, 'docker/entrypoint.sh'), args: c.args ?? [], env, probe, sshd: opts.sshd, exec: opts.exec, waitTunnel: opts.waitTunnel };
+  const spec = { uid, gid, groups, entrypoint: join(REPO, 'docker/entrypoint.sh'), args: c.args ?? [], env, probe, sshd: opts.sshd, exec: opts.exec, waitTunnel: opts.waitTunnel, waitLog: opts.waitLog };
   writeFileSync(under('spec.json'), JSON.stringify(spec));
   const r = await execa(
     'unshare',
@@ -120,7 +120,7 @@ async function runPod(name: string, dep: Obj, opts: { volume: (v: any, path: str
     { reject: false },
   );
   if (r.exitCode !== 0 || r.stdout === '') throw new Error(`pod-run failed (${r.exitCode}): ${r.stderr}`);
-  return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { probe: any; exec: { code: number; stdout: string; stderr: string } | null; status: any[] | null; log: string; exitCode: number | null; error?: string };
+  return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { probe: any; exec: { code: number; stdout: string; stderr: string }[]; status: any[] | null; log: string; exitCode: number | null; error?: string };
 }
 
 describe('the pods of deploy/kubernetes, run without a cluster', () => {
@@ -137,7 +137,8 @@ describe('the pods of deploy/kubernetes, run without a cluster', () => {
     const result = await runPod('daemon', dep, {
       sshd: { dir: sshdDir, port },
       waitTunnel: true,
-      exec: ['tunnel-cli', 'status'],
+      // What docs/kubernetes.md runs with kubectl exec.
+      exec: [['tunnel-cli', 'status'], ['tunnel-manager', 'check']],
       volume: (v, path) => {
         if (v.configMap !== undefined) return atomicVolume(path, cm.data!, 0o644, 0);
         // What defaultMode and fsGroup make of the Secret's files: root:fsGroup, defaultMode | 0440.
@@ -152,8 +153,13 @@ describe('the pods of deploy/kubernetes, run without a cluster', () => {
     expect(result.error, result.log).toBeUndefined();
     expect(result.probe).toMatchObject({ status: 200, body: { ok: true, config: { valid: true } } });
     expect(result.status!.map((t) => [t.name, t.status])).toEqual([['db', 'RUNNING']]);
-    expect(result.exec).toMatchObject({ code: 0 });
-    expect(result.exec!.stdout).toMatch(/db .*RUNNING/);
+    const [status, check] = result.exec;
+    expect(status).toMatchObject({ code: 0 });
+    expect(status!.stdout).toMatch(/db .*RUNNING/);
+    // check passes in the pod, and has nothing to tighten in the Secret the manifest made.
+    expect(check, JSON.stringify(check)).toMatchObject({ code: 0 });
+    expect(check!.stdout).toMatch(/no problems found\n$/);
+    expect(check!.stdout).not.toMatch(/warning/);
     // Nothing to warn about in a Secret the manifest made, and a clean stop.
     expect(result.log).not.toMatch(/warning|ssh_dir_warning/);
     expect(result.exitCode).toBe(0);
@@ -164,6 +170,7 @@ describe('the pods of deploy/kubernetes, run without a cluster', () => {
     const cm = find('ConfigMap', 'tunnel-manager-proxy-config');
     const result = await runPod('proxy', dep, {
       extraEnv: { PROXY_KEY: 'pod-test-key' },
+      waitLog: '"event":"proxy_started"',
       volume: (v, path) => atomicVolume(path, cm.data!, 0o644, 0),
     });
     expect(result.error, result.log).toBeUndefined();

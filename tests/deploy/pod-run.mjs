@@ -53,16 +53,19 @@ async function until(what, fn) {
 
 try {
   result.probe = await until('the probe', probe);
+  // Started, signal handlers in place: what the log says once the service is up.
+  if (spec.waitLog) await until(spec.waitLog, async () => result.log.includes(spec.waitLog));
   if (spec.waitTunnel) {
     result.status = await until('the tunnels RUNNING', async () => {
       const all = await (await fetch(`http://127.0.0.1:${spec.probe.httpGet.port}/status`)).json();
       return all.length > 0 && all.every((t) => t.status === 'RUNNING') ? all : null;
     });
   }
-  if (spec.exec) {
-    // kubectl exec: the container's user and environment, no entrypoint.
-    const r = await run(asUser[0], [...asUser.slice(1), ...spec.exec], { env: spec.env }).catch((e) => e);
-    result.exec = { code: r.code ?? 0, stdout: r.stdout, stderr: r.stderr };
+  // kubectl exec: the container's user and environment, no entrypoint.
+  result.exec = [];
+  for (const argv of spec.exec ?? []) {
+    const r = await run(asUser[0], [...asUser.slice(1), ...argv], { env: spec.env }).catch((e) => e);
+    result.exec.push({ code: r.code ?? 0, stdout: r.stdout, stderr: r.stderr });
   }
 } catch (e) {
   result.error = String(e);
