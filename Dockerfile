@@ -1,8 +1,9 @@
-# syntax=docker/dockerfile:1
-#
 # tunnel-manager: keeps SSH tunnels up (see docs/docker.md).
 #
 #   docker build -t tunnel-manager .
+#
+# No "# syntax=" line on purpose: it makes BuildKit fetch a frontend image from Docker
+# Hub, and the build must work where only Debian's mirror and the npm registry answer.
 #
 # The base needs Node >= 20.19 (chokidar 5 and cac 7); Debian bookworm brings
 # util-linux setpriv, which the entrypoint uses to drop to PUID/PGID.
@@ -10,7 +11,13 @@ ARG NODE_IMAGE=node:20-bookworm-slim
 
 # --- toolchain: node-pty (the interactive tunnels' terminals) has no Linux prebuild,
 # so npm compiles it; the compilers stay in the build stages, not in the image.
+# node-gyp compiles against the base image's own headers (/usr/local/include/node in the
+# official images): without npm_config_nodedir it downloads them from nodejs.org, and
+# where that fails npm drops the optional node-pty without a word.
 FROM ${NODE_IMAGE} AS toolchain
+ENV npm_config_nodedir=/usr/local
+RUN test -f /usr/local/include/node/node_version.h \
+  || { echo "the base image has no Node headers at /usr/local/include/node (node-pty is compiled against them)" >&2; exit 1; }
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
@@ -22,6 +29,7 @@ RUN node -e 'const [a,b]=process.versions.node.split(".").map(Number); if (a<20|
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
+COPY scripts/build.mjs ./scripts/
 COPY src ./src
 RUN npm run build \
  && npm pack --silent --pack-destination /tmp \
@@ -29,12 +37,14 @@ RUN npm run build \
  && tar -xzf /tmp/tunnel-manager-*.tgz -C /out --strip-components=1
 
 # --- production dependencies only, from the same lock file (node-pty compiled here;
-# it is optional for npm, so the build checks that it loads: the image must have it)
+# it is optional for npm, which skips it silently when it does not build, so the stage
+# fails unless it loads and opens a terminal: the image must have it)
 FROM toolchain AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund \
- && node -e 'require("node-pty")' \
+RUN npm ci --omit=dev --no-audit --no-fund --foreground-scripts \
+ && node -e 'const p = require("node-pty").spawn("/bin/sh", ["-c", "exit 7"], {}); p.onExit(({ exitCode }) => process.exit(exitCode === 7 ? 0 : 1))' \
+  || { echo "node-pty did not build or load: the image needs it for interactive tunnels (see the npm output above)" >&2; exit 1; } \
  && npm cache clean --force
 
 # --- runtime
@@ -56,7 +66,8 @@ RUN apt-get update \
  && userdel --remove node \
  && groupadd --gid 911 tunnel \
  && useradd --uid 911 --gid tunnel --home-dir /home/tunnel --no-create-home --shell /usr/sbin/nologin tunnel \
- && install -d -m 755 /home/tunnel /config /var/lib/tunnel-manager
+ && install -d -m 755 /home/tunnel /config /var/lib/tunnel-manager /home/myuser \
+ && ln -s /home/tunnel/.ssh /home/myuser/.ssh
 
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
@@ -70,6 +81,9 @@ RUN chmod 755 /usr/local/bin/tunnel-entrypoint \
 
 # Every path the entrypoint and the daemon use. SSH_DIR is where ~/.ssh is mounted
 # (read-only): the account's home, so that "~/.ssh/..." in the SSH config works.
+# autossh-tunnel-dockerized mounts it at /home/myuser/.ssh, and SSH configs written for
+# it name keys by that path: /home/myuser/.ssh is a link to SSH_DIR, so those paths
+# work, and so does a volume mounted there (engines follow the link inside the image).
 ENV NODE_ENV=production \
     HOME=/home/tunnel \
     TUNNEL_USER=tunnel \

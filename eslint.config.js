@@ -36,7 +36,8 @@ const SRC_FOLDERS = ['tunnel', 'config', 'config-edit', 'ssh-config', 'superviso
  */
 function layer(folder, forbidden, extra = {}) {
   const patterns = forbidden.map((f) => ({
-    group: f === 'main' ? ['../main.js'] : [`../${f}/*`, ...(extra.allow?.[f] ?? []).map((p) => `!${p}`)],
+    // From src/<folder>/ and from one folder deeper (src/cli/commands/).
+    group: f === 'main' ? ['../main.js', '../../main.js'] : [`../${f}/*`, `../../${f}/*`, ...(extra.allow?.[f] ?? []).flatMap((p) => [`!${p}`, `!../${p}`])],
     message: `src/${folder} may not import src/${f}: dependencies run one way (see eslint.config.js and STYLE.md).`,
   }));
   return {
@@ -110,7 +111,8 @@ export default defineConfig(
   layer('cli', others('cli', 'api'), {
     // `tunnel-cli hash` computes the reference's hash offline, with the one hash function.
     allow: { tunnel: ['../tunnel/hash.js'] },
-    patterns: [{ group: ['../api/*', '!../api/paths.js', '!../api/sse-reader.js'], allowTypeImports: true, message: 'tunnel-cli takes only types from src/api (and the socket path and SSE reader).' }],
+    // The API's schemas too (zod only), with which it checks the daemon's answers.
+    patterns: [{ group: ['../api/*', '../../api/*', '!../api/paths.js', '!../api/sse-reader.js', '!../api/schemas.js', '!../../api/schemas.js'], allowTypeImports: true, message: 'tunnel-cli takes only types from src/api (and the socket path, SSE reader and answer schemas).' }],
   }),
   layer('proxy', others('proxy', 'config'), {
     // Its own section of the config: proxy-schema.ts, and the forward_headers and clients fields it uses.

@@ -131,7 +131,10 @@ problem() {
   report="$report- $1: $2$nl"
   [ -z "$3" ] || report="$report  fix: $3$nl"
 }
+managed=0
 warning() {
+  # What ssh accepts in a Kubernetes volume is as the manifest made it: no warning.
+  [ "$managed" = 0 ] || return 0
   warnings="$warnings- $1: $2$nl  fix: $3$nl"
 }
 
@@ -141,6 +144,23 @@ is_public() {
     *.pub | known_hosts | known_hosts2 | known_hosts.old | authorized_keys | authorized_keys2) return 0 ;;
   esac
   return 1
+}
+
+# A file of a Kubernetes Secret or ConfigMap volume (src/check/kubelet-volume.ts): a
+# folder holding a ..data link, or a path that resolves into the ..data of its folder
+# or of one above. Its mode and owner come from the manifest, so that is where its fix is.
+kubelet_managed() {
+  [ -L "$1/..data" ] && return 0
+  real=$(realpath -e "$1" 2>/dev/null) || return 1
+  dir=$(dirname "$1")
+  while :; do
+    if [ -L "$dir/..data" ]; then
+      data=$(realpath -e "$dir/..data" 2>/dev/null) && case $real in "$data"/*) return 0 ;; esac
+    fi
+    up=$(dirname "$dir")
+    [ "$up" != "$dir" ] || return 1
+    dir=$up
+  done
 }
 
 is_private_key() {
@@ -154,11 +174,17 @@ check_entry() {
   where=$(shown "$1")
   q=$(quote "$where")
   open=$((0$3 & 077))
+  managed=0
+  ! kubelet_managed "$1" || managed=1
   if [ "$2" = d ]; then
     [ "$open" -eq 0 ] || warning "$where" "mode is $3; ssh accepts it, 700 keeps the folder private" "chmod 700 $q"
   elif [ "$(realpath -m "$1" 2>/dev/null || printf '%s' "$1")" = "$ssh_config_real" ]; then
     if [ $((0$3 & 022)) -ne 0 ]; then
-      problem "$where" "mode is $3: ssh refuses a config file that group or others can write" "chmod 600 $q"
+      if [ "$managed" = 1 ]; then
+        problem "$where" "mode is $3: ssh refuses a config file that group or others can write" "in the manifest, set defaultMode: 0440 (or 0400) on the volume"
+      else
+        problem "$where" "mode is $3: ssh refuses a config file that group or others can write" "chmod 600 $q"
+      fi
     elif [ "$open" -ne 0 ]; then
       warning "$where" "mode is $3; ssh accepts it, 600 keeps it private" "chmod 600 $q"
     fi
@@ -170,8 +196,13 @@ check_entry() {
     [ $((0$3 & 022)) -eq 0 ] ||
       warning "$where" "mode is $3; ssh accepts it, but others should not write it (644 is fine for public keys and known_hosts)" "chmod 644 $q"
   elif is_private_key "$1"; then
+    # ssh's rule: only its own user's key must be closed to group and others.
     if [ "$open" -ne 0 ] && [ "$4" = "$PUID" ]; then
-      problem "$where" "mode is $3: ssh refuses a private key that group or others can read" "chmod 600 $q"
+      if [ "$managed" = 1 ]; then
+        problem "$where" "mode is $3 and owned by uid $4, the user ssh runs as: ssh refuses its own private key when group or others can read it, and chmod cannot change a file of a Kubernetes Secret volume" "in the manifest, set defaultMode: 0400 on the Secret volume and no fsGroup (fsGroup adds group read), or run as a uid other than $4 (runAsUser) with fsGroup, so that ssh reads the key through its group"
+      else
+        problem "$where" "mode is $3: ssh refuses a private key that group or others can read" "chmod 600 $q"
+      fi
     fi
   else
     [ "$open" -eq 0 ] || warning "$where" "mode is $3; ssh accepts it, 600 keeps it private" "chmod 600 $q"
@@ -182,7 +213,7 @@ check_entry() {
 
 check_ssh_dir() {
   if [ ! -e "$SSH_DIR" ]; then
-    problem "$(shown "$SSH_DIR")" "the SSH directory does not exist" "mkdir -m 700 $(quote "$(shown "$SSH_DIR")")"
+    problem "$(shown "$SSH_DIR")" "the SSH directory does not exist" "mkdir -p -m 700 $(quote "$(shown "$SSH_DIR")")"
     return
   fi
   if [ ! -d "$SSH_DIR" ]; then
@@ -193,7 +224,9 @@ check_ssh_dir() {
   # Symbolic links are judged by what they point to, as ssh does. Sorted by path
   # (C locale), the order `tunnel-manager check` uses.
   tab=$(printf '\t')
-  listing=$(find -L "$SSH_DIR" -mindepth 1 \( -type d -o -type f \) -printf '%p\t%y\t%m\t%U\n' 2>/dev/null |
+  # The kubelet's own names (..data, ..2026_…) are skipped: their files are judged
+  # once, by the names the Secret gives them.
+  listing=$(find -L "$SSH_DIR" -mindepth 1 -name '..?*' -prune -o \( -type d -o -type f \) -printf '%p\t%y\t%m\t%U\n' 2>/dev/null |
     LC_ALL=C sort)
   while IFS=$tab read -r path kind perm owner; do
     [ -z "$path" ] || check_entry "$path" "$kind" "$perm" "$owner"

@@ -5,7 +5,7 @@
  * `param`, `code`), which also carries the control API's `code` and `message`.
  */
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
+import http, { type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 
 export type RequestListener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
@@ -171,3 +171,27 @@ export const REQUEST_TIMEOUT_MS = 300_000;
  * server is closing at that moment (Node's own 5 s would race with httpx's).
  */
 export const LISTENER_OPTIONS: http.ServerOptions = { requireHostHeader: false, keepAliveTimeout: 65_000, requestTimeout: REQUEST_TIMEOUT_MS };
+
+// How much of a refused body is read and thrown away, and for how long, before the
+// connection is cut anyway.
+const DISCARD_BYTES_FACTOR = 4;
+const DISCARD_MS = 10_000;
+
+/**
+ * Reads and drops the rest of a body refused as too large, bounded: by the time it has
+ * read 4 times the limit, or 10 s, it cuts the connection. Closing at once would make a
+ * client that is still sending (no `Expect: 100-continue`) fail with EPIPE before it
+ * reads the 413; reading forever would let a client hold the connection. Nothing read
+ * is kept, so a refused upload leaves no memory behind.
+ */
+export function discardRest(req: IncomingMessage, limit: number): void {
+  let dropped = 0;
+  const cut = setTimeout(() => req.socket.destroy(), DISCARD_MS);
+  cut.unref();
+  req.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > DISCARD_BYTES_FACTOR * limit) req.socket.destroy();
+  });
+  req.once('close', () => clearTimeout(cut));
+  req.resume();
+}

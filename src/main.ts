@@ -25,6 +25,7 @@ import { startDaemon } from './daemon/serve.js';
 import { daemonSettings, panelSettings, proxySettings, type Account, type Flags } from './settings.js';
 import { startPanel } from './panel/index.js';
 import { startProxyServer, type ProxyConfig } from './proxy/index.js';
+import { showAddress } from './listen-failure.js';
 import type { Result } from './result.js';
 import { packageVersion } from './version.js';
 
@@ -164,17 +165,23 @@ async function proxy(flags: Flags): Promise<void> {
       if (p.tunnel !== undefined) log({ event: 'proxy_tunnel_unavailable', provider: prefix, tunnel: p.tunnel, message: `provider "${prefix}" is bound to tunnel '${p.tunnel}'; tunnel-manager proxy runs no tunnels, so its requests are refused (503 tunnel_unavailable)` });
     }
   };
+  // The watcher before the first load (a change made meanwhile is not missed), and
+  // closed again when the listener cannot start: an open watcher would keep the
+  // process alive after the error line.
+  let watcher: { close(): Promise<void> } | null = null;
   try {
-    const watcher = await watchConfig(settings.configPath, () => void load());
+    watcher = await watchConfig(settings.configPath, () => void load());
     await load();
-    const server = await startProxyServer({ host: settings.listen.host, port: settings.listen.port, deps: { getConfig: () => current, env: process.env, log } });
-    log({ event: 'proxy_started', listen: `${settings.listen.host}:${server.port}` });
+    const server = await startProxyServer({ host: settings.listen.host, port: settings.listen.port, allowedHosts: settings.allowedHosts, deps: { getConfig: () => current, env: process.env, log } });
+    log({ event: 'proxy_started', listen: showAddress(settings.listen.host, server.port) });
     process.on('SIGHUP', () => void load());
+    const open = watcher;
     onShutdown(async () => {
-      await watcher.close();
+      await open.close();
       await server.close();
     });
   } catch (e) {
+    await watcher?.close().catch(() => undefined);
     process.stderr.write(`tunnel-manager proxy: ${e instanceof Error ? e.message : String(e)}\n`);
     process.exitCode = 1;
   }

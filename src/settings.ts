@@ -1,6 +1,7 @@
 import { checkListenSecurity, isLoopback, parseListen } from './api/listen.js';
 export { isLoopback, parseListen } from './api/listen.js';
 import { err, ok, type Result } from './result.js';
+import { hostName } from './request-guard.js';
 import { apiBaseUrl, apiPortListen, apiTokens, obsoleteWarnings } from './reference-env.js';
 import { DIRECTION_MODES, type DirectionMode } from './tunnel/spec.js';
 
@@ -26,6 +27,8 @@ export interface DaemonSettings {
   mode: DirectionMode;
   /** Bearer tokens for the TCP control routes; null when none is set. */
   tokens: string[] | null;
+  /** TUNNEL_API_ALLOWED_HOSTS: Host names the TCP listener answers to besides loopback and its address. */
+  allowedHosts: string[];
   /** Settings that were set but are not used, each with why and what to do; logged at start. */
   warnings: string[];
 }
@@ -45,6 +48,8 @@ export interface ProxySettings {
   configPath: string;
   listen: HostPort;
   mode: DirectionMode;
+  /** TUNNEL_API_ALLOWED_HOSTS, as for the daemon. */
+  allowedHosts: string[];
   warnings: string[];
 }
 
@@ -120,6 +125,24 @@ function sshConfig(flags: Flags, env: Env, account: Account): string | null {
   return pick(flags, 'sshConfig', env, 'SSH_CONFIG') ?? (account.hasUserSshConfig ? `${account.home}/.ssh/config` : null);
 }
 
+/**
+ * TUNNEL_API_ALLOWED_HOSTS: the names, comma-separated, that a reverse proxy or the
+ * user's other machines give as Host (a port, if written, is not part of the rule).
+ */
+function readAllowedHosts(env: Env, problems: string[]): string[] {
+  const text = env.TUNNEL_API_ALLOWED_HOSTS ?? '';
+  const names: string[] = [];
+  for (const item of text.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+    const name = hostName(item);
+    if (name === null || /^[a-z][a-z0-9+.-]*:\/\//i.test(item)) {
+      problems.push(`TUNNEL_API_ALLOWED_HOSTS: expected host names separated by commas, such as tunnels.example.com,192.168.1.5, found ${JSON.stringify(item.slice(0, 100))}`);
+    } else {
+      names.push(name);
+    }
+  }
+  return names;
+}
+
 const done = <T>(value: T, problems: string[]): Result<T, string[]> => (problems.length > 0 ? err(problems) : ok(value));
 
 export function daemonSettings(flags: Flags, env: Env, account: Account): Result<DaemonSettings, string[]> {
@@ -138,6 +161,7 @@ export function daemonSettings(flags: Flags, env: Env, account: Account): Result
     stateDir: pick(flags, 'stateDir', env, 'TUNNEL_STATE_DIR') ?? account.defaultStateDir,
     mode: readMode(flags, env, problems),
     tokens,
+    allowedHosts: readAllowedHosts(env, problems),
     warnings,
   };
   return done(settings, problems);
@@ -176,6 +200,7 @@ export function proxySettings(flags: Flags, env: Env): Result<ProxySettings, str
     configPath: pick(flags, 'config', env, 'TUNNEL_CONFIG') ?? DEFAULT_CONFIG,
     listen: readListen(flags, env, 'TUNNEL_API_LISTEN', DEFAULT_LISTEN, problems, apiListen(flags, env, warnings)),
     mode: readMode(flags, env, problems),
+    allowedHosts: readAllowedHosts(env, problems),
     warnings,
   };
   return done(settings, problems);

@@ -1,7 +1,7 @@
 // A private network namespace joined to this one by a veth pair, and an sshd inside
 // it, so that a test can blackhole the server (iptables DROP inside the namespace)
 // without touching the machine's own network. Needs root, iproute2 and iptables
-// (TESTING.md). Every name carries this process's pid, so leftovers of a crashed run
+// (docs/testing.md). Every name carries this process's pid, so leftovers of a crashed run
 // are recognised and removed by the next one.
 import { execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';

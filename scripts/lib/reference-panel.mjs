@@ -2,18 +2,26 @@
 // server with its static JS), built from its own sources so that the suite can point it
 // at our daemon. Used by tests/e2e/reference-panel.test.ts and scripts/test.
 //
-// Source: REFERENCE_REPO (a clone's path or a git URL; default the GitHub repository),
-// checked out at the tag into REFERENCE_CACHE (default ~/.cache/tunnel-manager/...).
+// Sources, in order: REFERENCE_REPO when set (a clone's path, a git bundle or a git URL;
+// it is then the only one tried, so that a wrong setting is reported, not worked around),
+// else the git bundle ../shared/reference/autossh-tunnel-dockerized.bundle next to the
+// repository (every development machine and CI have it: no network needed), else GitHub.
+// Checked out at the tag into REFERENCE_CACHE (default ~/.cache/tunnel-manager/...).
 // Its one dependency, gorilla/websocket, comes from Debian's
 // golang-github-gorilla-websocket-dev when installed (no network needed), else from
 // the Go module proxy.
 import { execFileSync } from 'node:child_process';
 import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 export const REFERENCE_TAG = 'v2.3.1';
-const DEFAULT_REPO = 'https://github.com/Oaklight/autossh-tunnel-dockerized.git';
+const GITHUB_REPO = 'https://github.com/Oaklight/autossh-tunnel-dockerized.git';
+export const REFERENCE_BUNDLE = resolve(
+  dirname(fileURLToPath(import.meta.url)),
+  '../../../shared/reference/autossh-tunnel-dockerized.bundle',
+);
 const DEBIAN_WEBSOCKET = '/usr/share/gocode/src/github.com/gorilla/websocket';
 
 function run(cmd, args, opts = {}) {
@@ -25,6 +33,13 @@ function run(cmd, args, opts = {}) {
   }
 }
 
+/** Where the reference's sources come from, and why that one (for messages). */
+export function referenceSource(env = process.env) {
+  if (env.REFERENCE_REPO) return { repo: env.REFERENCE_REPO, why: 'REFERENCE_REPO' };
+  if (existsSync(REFERENCE_BUNDLE)) return { repo: REFERENCE_BUNDLE, why: 'the bundle next to the repository' };
+  return { repo: GITHUB_REPO, why: `REFERENCE_REPO is not set and there is no ${REFERENCE_BUNDLE}` };
+}
+
 /** Where the panel is (its folder, which holds static/ and templates/) and its binary; builds it when missing. */
 export function buildReferencePanel(env = process.env) {
   const cache = env.REFERENCE_CACHE || join(homedir(), '.cache', 'tunnel-manager', `autossh-tunnel-dockerized-${REFERENCE_TAG}`);
@@ -33,15 +48,18 @@ export function buildReferencePanel(env = process.env) {
   if (existsSync(bin)) return { web, bin };
 
   if (!existsSync(join(web, 'main.go'))) {
-    const repo = env.REFERENCE_REPO || DEFAULT_REPO;
+    const { repo, why } = referenceSource(env);
     const tmp = `${cache}.tmp-${process.pid}`;
     rmSync(tmp, { recursive: true, force: true });
     try {
-      run('git', ['clone', '--quiet', '--depth', '1', '--branch', REFERENCE_TAG, repo, tmp]);
+      // --depth only for a URL: git ignores it (with a warning) for a path or a bundle.
+      const shallow = /^[a-z+]+:\/\//.test(repo) ? ['--depth', '1'] : [];
+      run('git', ['clone', '--quiet', ...shallow, '--branch', REFERENCE_TAG, repo, tmp]);
     } catch (e) {
+      rmSync(tmp, { recursive: true, force: true });
       throw new Error(
-        `cannot get the reference implementation ${REFERENCE_TAG} from ${repo}: ${e.message}\n` +
-          'set REFERENCE_REPO to a clone of Oaklight/autossh-tunnel-dockerized (a path works) and run again',
+        `cannot get the reference implementation ${REFERENCE_TAG} from ${repo} (${why}): ${e.message}\n` +
+          'set REFERENCE_REPO to a clone or a git bundle of Oaklight/autossh-tunnel-dockerized (a path works) and run again',
         { cause: e },
       );
     }

@@ -1,6 +1,6 @@
 // A throwaway OpenSSH server on loopback, with its own host key, client keys and
 // client config. Shared by the test suite, scripts/demo and the benchmarks, so that
-// everything that needs "a real server" starts it the same way (see TESTING.md).
+// everything that needs "a real server" starts it the same way (see docs/testing.md).
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync, readFileSync, mkdirSync, copyFileSync, existsSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';

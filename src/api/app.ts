@@ -1,4 +1,7 @@
 import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type { IncomingMessage } from 'node:http';
+import { discardRest } from '../http-listener.js';
 import type { ConfigStore } from '../config-edit/store.js';
 import type { EngineApi } from './engine-api.js';
 import { bearerAuth } from './auth.js';
@@ -31,6 +34,13 @@ export interface DaemonAppOptions {
   eventSlots?: EventStreamSlots;
 }
 
+/**
+ * The largest body a control route reads: a `PUT /config` of a config file at its own
+ * limit (1 MiB of YAML) written as JSON fits; anything bigger is refused before it is
+ * read (a declared length) or as soon as it passes the limit (a chunked body).
+ */
+export const CONTROL_BODY_LIMIT = 2 * 1024 * 1024;
+
 /** The routes, for 405 answers with an Allow header instead of a misleading 404. */
 const ROUTES: ReadonlyArray<{ path: RegExp; method: string }> = [
   { path: /^\/(list|status|health|events|metrics|logs)$/, method: 'GET' },
@@ -52,6 +62,17 @@ const ROUTES: ReadonlyArray<{ path: RegExp; method: string }> = [
 export function createDaemonApp(opts: DaemonAppOptions): Hono {
   const { engine, onBug } = opts;
   const app = new Hono();
+  // /v1 has its own limit (the proxy's, for prompts and uploads).
+  const limit = bodyLimit({
+    maxSize: CONTROL_BODY_LIMIT,
+    onError: (c) => {
+      // The rest of the body is read and dropped (bounded), never kept.
+      const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+      if (incoming !== undefined) discardRest(incoming, CONTROL_BODY_LIMIT);
+      return apiError('request_too_large', `the request body is larger than ${CONTROL_BODY_LIMIT} bytes (2 MiB), the control API's limit`, { headers: { connection: 'close' } });
+    },
+  });
+  app.use('*', (c, next) => (c.req.path === '/v1' || c.req.path.startsWith('/v1/') ? next() : limit(c, next)));
   if (opts.transport === 'tcp' && opts.tokens !== null && opts.tokens.length > 0) {
     // Skips /health and /v1 by path, so the order of the routes below cannot open or close them by accident.
     app.use('*', bearerAuth(opts.tokens));

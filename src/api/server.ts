@@ -4,9 +4,12 @@ import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener, RequestError } from '@hono/node-server';
 import type { Hono } from 'hono';
-import { answerParserErrors, closeEveryConnection, errorBody, LISTENER_OPTIONS, requireHost } from '../http-listener.js';
+import { answerParserErrors, closeEveryConnection, errorBody, LISTENER_OPTIONS, requireHost, type RequestListener } from '../http-listener.js';
+import { guardRequests, guardUpgrade, type ListenerPolicy } from '../listener-guard.js';
+import { listenFailure, showAddress } from '../listen-failure.js';
 import { err, ok, type Result } from '../result.js';
 import { checkListenSecurity, type ListenAddress } from './listen.js';
+import { loadingGate, refuseUpgradeWhileLoading } from './loading.js';
 import { prepareSocketPath, removeSocket, socketInode } from './socket.js';
 
 /** Serves a request before the Hono app and returns true, or returns false and leaves it to the app. */
@@ -41,8 +44,10 @@ export class ListenError extends Error {
  * the path, a host that does not parse) or that Node's parser refuses gets the JSON
  * error body, as every other error does. `fast`: requests served without the app
  * (the chat proxy's endpoints, whose answers the app would only pass through).
+ * `guard`: the browser guard (TCP only), after the target is made a path and before
+ * the fast path, so that no route escapes it.
  */
-function serverFor(app: Hono, fast?: FastPath): Server {
+function serverFor(app: Hono, fast: FastPath | undefined, loading: () => boolean, guard?: ListenerPolicy): Server {
   const listener = getRequestListener(app.fetch, {
     hostname: 'localhost',
     errorHandler: (e) =>
@@ -50,10 +55,16 @@ function serverFor(app: Hono, fast?: FastPath): Server {
         ? jsonError(400, 'bad_request', `the request cannot be served: ${e.message}`)
         : jsonError(500, 'internal_error', 'internal error'),
   });
+  const gate = loadingGate(loading);
+  const served: RequestListener = (req, res) => {
+    if (gate(req, res)) return;
+    if (fast?.(req, res) === true) return;
+    void listener(req, res);
+  };
   const server = createServer(
     LISTENER_OPTIONS,
     // The control API's methods (PUT /config) and the proxy's (DELETE /v1/responses/{id}).
-    requireHost(fast === undefined ? listener : (req, res) => fast(req, res) || void listener(req, res), 'GET, HEAD, POST, PUT, DELETE, OPTIONS'),
+    requireHost(guard === undefined ? served : guardRequests(served, guard), 'GET, HEAD, POST, PUT, DELETE, OPTIONS'),
   );
   answerParserErrors(server);
   return server;
@@ -83,14 +94,6 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
-const describe = (e: Error): string => {
-  const code = (e as NodeJS.ErrnoException).code;
-  if (code === 'EADDRINUSE') return 'the address is already in use';
-  if (code === 'EADDRNOTAVAIL') return 'the address is not on this machine';
-  if (code === 'EACCES') return 'permission denied';
-  return e.message;
-};
-
 /**
  * Starts the TCP listener and the unix socket, or throws a ListenError. Refuses a
  * non-loopback TCP address without a token. The socket is created mode 0600: the umask is narrowed around the
@@ -109,16 +112,28 @@ export async function startListeners(opts: {
   uid?: number | null;
   /** WebSocket upgrades (the login terminals), per listener. */
   upgrade?: { tcp: UpgradeHandler; socket: UpgradeHandler };
+  /** TUNNEL_API_ALLOWED_HOSTS: names besides loopback and the listen address that TCP requests may give as Host. */
+  allowedHosts?: readonly string[];
+  /** `proxy.cors_origins` in force, for the Origin rule of /v1 on TCP. */
+  corsOrigins?: () => readonly string[] | null;
+  /** True until the first load of the config file is done: every route but /health answers 503 `loading` (api/loading.ts). */
+  loading?: () => boolean;
 }): Promise<Listeners> {
+  const loading = opts.loading ?? (() => false);
+  const upgradeWith = (handler: UpgradeHandler): UpgradeHandler => (req, socket, head) => {
+    if (!refuseUpgradeWhileLoading(loading, socket)) handler(req, socket, head);
+  };
   const secure = checkListenSecurity(opts.listen, opts.tokens);
   if (!secure.ok) throw new ListenError('insecure', secure.error);
 
   const { host, port } = opts.listen;
-  const shown = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-  const tcp = serverFor(opts.tcpApp, opts.tcpFastPath);
-  if (opts.upgrade) tcp.on('upgrade', opts.upgrade.tcp);
+  const shown = showAddress(host, port);
+  // Every TCP request passes the browser guard (SPEC §6); the socket needs none.
+  const guard: ListenerPolicy = { listenHost: host, allowedHosts: opts.allowedHosts ?? [], corsOrigins: opts.corsOrigins ?? (() => null) };
+  const tcp = serverFor(opts.tcpApp, opts.tcpFastPath, loading, guard);
+  if (opts.upgrade) tcp.on('upgrade', guardUpgrade(upgradeWith(opts.upgrade.tcp), guard));
   const tcpUp = await listenOn(tcp, () => tcp.listen(port, host));
-  if (!tcpUp.ok) throw new ListenError('tcp', `cannot listen on ${shown}: ${describe(tcpUp.error)}`);
+  if (!tcpUp.ok) throw new ListenError('tcp', listenFailure(shown, tcpUp.error));
 
   const path = opts.socketPath;
   const ready = await prepareSocketPath(path, opts.uid === undefined ? (process.getuid?.() ?? null) : opts.uid);
@@ -126,8 +141,8 @@ export async function startListeners(opts: {
     await closeServer(tcp);
     throw new ListenError('socket', ready.error);
   }
-  const unix = serverFor(opts.socketApp);
-  if (opts.upgrade) unix.on('upgrade', opts.upgrade.socket);
+  const unix = serverFor(opts.socketApp, undefined, loading);
+  if (opts.upgrade) unix.on('upgrade', upgradeWith(opts.upgrade.socket));
   const unixUp = await listenOn(unix, () => {
     // listen() binds synchronously, so the narrowed umask covers exactly the bind.
     const previous = process.umask(0o177);
@@ -139,10 +154,17 @@ export async function startListeners(opts: {
   });
   if (!unixUp.ok) {
     await closeServer(tcp);
-    throw new ListenError('socket', `cannot listen on ${path}: ${describe(unixUp.error)}`);
+    throw new ListenError('socket', listenFailure(path, unixUp.error, 'socket'));
   }
-  await chmod(path, 0o600);
-  const ino = await socketInode(path);
+  let ino: number | null;
+  try {
+    await chmod(path, 0o600);
+    ino = await socketInode(path);
+  } catch (e) {
+    // Nothing stays listening when the start fails (the socket file was just made by us).
+    await Promise.all([closeServer(tcp), closeServer(unix)]);
+    throw new ListenError('socket', `cannot listen on ${path}: ${e instanceof Error ? e.message : String(e)}`);
+  }
 
   let closing: Promise<void> | null = null;
   return {

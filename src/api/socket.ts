@@ -1,4 +1,4 @@
-import { mkdir, lstat, stat, unlink } from 'node:fs/promises';
+import { mkdir, lstat, readdir, readFile, readlink, stat, unlink } from 'node:fs/promises';
 import net from 'node:net';
 import { dirname } from 'node:path';
 import { err, ok, type Result } from '../result.js';
@@ -22,11 +22,22 @@ function somebodyListens(path: string, timeoutMs = 1000): Promise<Result<boolean
 }
 
 /**
+ * Linux's limit for a socket address (sun_path holds 108 bytes with the final NUL).
+ * Node does not refuse a longer path: it binds the path cut at that length, elsewhere
+ * than asked.
+ */
+export const MAX_SOCKET_PATH_BYTES = 107;
+
+/**
  * Makes `path` ready to be bound: the folder exists (created 0700) and is not one that
  * another user could swap our socket in; a stale socket left by a dead daemon is
  * removed; a live one (another daemon answers) or a non-socket file is refused.
  */
 export async function prepareSocketPath(path: string, uid: number | null): Promise<Result<void, string>> {
+  const bytes = Buffer.byteLength(path);
+  if (bytes > MAX_SOCKET_PATH_BYTES) {
+    return err(`cannot listen on ${path}: a unix socket path may have at most ${MAX_SOCKET_PATH_BYTES} bytes, this one has ${bytes}: choose a shorter --socket`);
+  }
   const dir = dirname(path);
   try {
     await mkdir(dir, { recursive: true, mode: 0o700 });
@@ -53,13 +64,43 @@ export async function prepareSocketPath(path: string, uid: number | null): Promi
   if (!st.isSocket()) return err(`${path} exists and is not a socket: remove it or choose another --socket`);
   const live = await somebodyListens(path);
   if (!live.ok) return live;
-  if (live.value) return err(`another daemon is already listening on ${path}: stop it first or choose another --socket`);
+  if (live.value) {
+    const pid = await listenerPid(path);
+    return err(
+      `another daemon${pid === null ? '' : ` (pid ${pid})`} is already listening on ${path}: stop it first, or give each daemon its own --socket, --state-dir and --listen (TUNNEL_SOCKET, TUNNEL_STATE_DIR, TUNNEL_API_LISTEN)`,
+    );
+  }
   try {
     await unlink(path);
   } catch (e) {
     if (errno(e) !== 'ENOENT') return err(`cannot remove the stale socket ${path}: ${(e as Error).message}`);
   }
   return ok(undefined);
+}
+
+/**
+ * The pid of the process listening on the unix socket at `path`, when this account
+ * can see it (Linux: the socket's inode in /proc/net/unix, then the process holding
+ * it), else null.
+ */
+async function listenerPid(path: string): Promise<number | null> {
+  try {
+    const table = await readFile('/proc/net/unix', 'utf8');
+    // Num RefCount Protocol Flags Type St Inode Path; flags 00010000: listening.
+    const row = table.split('\n').find((l) => l.endsWith(` ${path}`) && l.split(/\s+/)[3] === '00010000');
+    const inode = row?.trim().split(/\s+/)[6];
+    if (inode === undefined) return null;
+    const link = `socket:[${inode}]`;
+    for (const pid of (await readdir('/proc')).filter((n) => /^\d+$/.test(n))) {
+      const fds = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
+      for (const fd of fds) {
+        if ((await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '')) === link) return Number(pid);
+      }
+    }
+  } catch {
+    // Not Linux, or /proc is not readable: the message goes without the pid.
+  }
+  return null;
 }
 
 /** The socket's inode once bound, so that close removes our socket and never a successor's. */

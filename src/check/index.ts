@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { entryIndexOf } from '../config/tree.js';
 import { formatProblem as formatConfigProblem, loadConfigFile } from '../config/load.js';
-import type { CheckProblem, CheckReport } from './report.js';
+import { mergeRepeated, type CheckProblem, type CheckReport } from './report.js';
 import type { DirectionMode } from '../tunnel/spec.js';
 import { checkReferenceHashes } from './reference-hashes.js';
 import { remoteListenClashes } from './remote-listens.js';
@@ -138,7 +138,7 @@ export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
     stateDir: opts.stateDir,
     tunnels,
     notes,
-    warnings,
-    problems,
+    warnings: mergeRepeated(warnings),
+    problems: mergeRepeated(problems),
   };
 }

@@ -1,7 +1,10 @@
 import { readFile } from 'node:fs/promises';
+import { isMap, isScalar, isSeq, parseDocument } from 'yaml';
+import { IDENTITY_FIELDS } from '../config/identity.js';
 import { MAX_CONFIG_BYTES } from '../config/guard.js';
 import { migrate } from '../config/migrate.js';
 import { formatHashChange } from '../config/reference-compare.js';
+import { shellQuote } from './rules.js';
 import type { CheckProblem } from './report.js';
 
 /**
@@ -9,6 +12,13 @@ import type { CheckProblem } from './report.js';
  * a file YAML refuses but `migrate` can repair gets that command as its fix, and every
  * tunnel whose hash differs from the reference's (because the reference misread the
  * YAML) is named with the reason, so scripts that stored hashes can be updated.
+ *
+ * The hashes differ for any entry with a comment after a value, which is common in files
+ * written for tunnel-manager (its own samples have them) and matters only to someone
+ * whose scripts stored the reference's hashes. So the differences are told only for a
+ * file the reference could have run as it is: one without anything only tunnel-manager
+ * reads (a key beside `tunnels`, an entry key beyond the reference's six). `migrate`
+ * lists them for any file.
  */
 export async function checkReferenceHashes(path: string): Promise<{ problems: CheckProblem[]; notes: string[] }> {
   const bytes = await readFile(path).catch(() => null);
@@ -21,9 +31,24 @@ export async function checkReferenceHashes(path: string): Promise<{ problems: Ch
     problems.push({
       where: path,
       what: `YAML refuses this file as written for autossh-tunnel-dockerized (line ${lines}); migrate rewrites those lines as valid YAML with the same values and hashes`,
-      fix: `tunnel-manager migrate --config ${JSON.stringify(path)} --write`,
+      fix: `tunnel-manager migrate --config ${shellQuote(path)} --write`,
     });
   }
+  if (writtenForTunnelManager(m.value.text)) return { problems, notes: [] };
   const notes = m.value.changes.map((c) => `${path}: hash differs from autossh-tunnel-dockerized's: ${formatHashChange(c)}`);
   return { problems, notes };
+}
+
+const REFERENCE_KEYS: ReadonlySet<string> = new Set(IDENTITY_FIELDS);
+
+/** True when the file holds a key the reference never read: it was written for tunnel-manager. */
+function writtenForTunnelManager(text: string): boolean {
+  const doc = parseDocument(text, { logLevel: 'silent' });
+  const root = doc.contents;
+  if (!isMap(root)) return false;
+  const keyText = (k: unknown) => (isScalar(k) ? String(k.value) : '');
+  if (root.items.some((p) => keyText(p.key) !== 'tunnels')) return true;
+  const seq = root.get('tunnels', true);
+  if (!isSeq(seq)) return false;
+  return seq.items.some((item) => isMap(item) && item.items.some((p) => !REFERENCE_KEYS.has(keyText(p.key))));
 }

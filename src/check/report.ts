@@ -4,7 +4,7 @@ export interface CheckProblem {
   where: string;
   /** What is wrong, as a sentence fragment (no trailing period). */
   what: string;
-  /** A command to paste that fixes it, or null when only an edit can. */
+  /** A command to paste that fixes it (for a file Kubernetes mounts, the manifest's change), or null when only an edit can. */
   fix: string | null;
 }
 
@@ -35,6 +35,22 @@ export interface CheckReport {
   /** What ssh accepts but could be tighter (a 755 SSH folder, a 644 config), each with its fix; not counted as problems. */
   warnings: CheckProblem[];
   problems: CheckProblem[];
+}
+
+/**
+ * One problem per fix: tunnels that share a cause (two tunnels to one host that does
+ * not resolve, or without a key) get one entry naming them all, so a fix that appends
+ * to a file is printed once and cannot be run twice.
+ */
+export function mergeRepeated(problems: readonly CheckProblem[]): CheckProblem[] {
+  const out: CheckProblem[] = [];
+  for (const p of problems) {
+    const same = out.findIndex((o) => o.what === p.what && o.fix === p.fix);
+    const earlier = same === -1 ? undefined : out[same];
+    if (earlier === undefined) out.push({ ...p });
+    else if (!earlier.where.split('; ').includes(p.where)) out[same] = { ...earlier, where: `${earlier.where}; ${p.where}` };
+  }
+  return out;
 }
 
 /** 0 when nothing is wrong, 1 when any problem was found. */

@@ -5,11 +5,30 @@ import { unreachable } from '../unreachable.js';
 // applies the same rules with the same sentences; change both together.
 //
 // Refused (ssh itself refuses these, so no tunnel could work): a private key of ours
-// that group or others may read ("UNPROTECTED PRIVATE KEY FILE"), and an SSH config
+// that group or others may read or write ("UNPROTECTED PRIVATE KEY FILE"; a key of
+// another owner — root's, in a Kubernetes Secret — ssh only needs to read), and an SSH config
 // file that group or others may write, or that belongs to another user than us or
 // root ("Bad owner or permissions"). Everything ssh accepts but that is looser than
 // it need be (a 755 folder, a 644 config, a public key others may write, files of
 // another owner) is a warning with the command that tightens it.
+//
+// A file of a Kubernetes Secret or ConfigMap volume (see kubelet-volume.ts) gets its
+// mode and owner from the manifest: what ssh refuses there is fixed in the manifest
+// (defaultMode, fsGroup, runAsUser), and what it accepts is as the manifest made it,
+// so no warning is given for it.
+
+/** Where a file lives, which decides how it can be fixed. */
+export type Layout = 'plain' | 'kubelet';
+
+/**
+ * ssh's own rule for a private key (OpenSSH's sshkey_perm_ok, checked with ssh 9.2 as
+ * uid 1500: a root-owned 0644 key and a root:group 0440 key are used, a 0644 or 0640
+ * key of uid 1500 is refused): refused only when it belongs to the user ssh runs as
+ * and group or others have any access to it.
+ */
+export function sshRefusesKey(mode: number, owner: number, uid: number): boolean {
+  return owner === uid && (mode & 0o077) !== 0;
+}
 
 /** What ssh refuses (`refused`) and what it accepts but could be tighter (`warned`). */
 export interface Findings {
@@ -18,11 +37,30 @@ export interface Findings {
 }
 
 /** A private key ssh will not use, with the fix; shared with the check of keys outside the SSH directory. */
-export function unprotectedKeyProblem(shown: string, mode: number): CheckProblem {
+export function unprotectedKeyProblem(shown: string, mode: number, owner: number, layout: Layout = 'plain'): CheckProblem {
+  if (layout === 'kubelet') {
+    return {
+      where: shown,
+      what: `mode is ${octal(mode)} and owned by uid ${owner}, the user ssh runs as: ssh refuses its own private key when group or others can read it, and chmod cannot change a file of a Kubernetes Secret volume`,
+      fix: `in the manifest, set defaultMode: 0400 on the Secret volume and no fsGroup (fsGroup adds group read), or run as a uid other than ${owner} (runAsUser) with fsGroup, so that ssh reads the key through its group`,
+    };
+  }
   return {
     where: shown,
     what: `mode is ${octal(mode)}: ssh refuses a private key that group or others can read`,
     fix: `chmod 600 ${shellQuote(shown)}`,
+  };
+}
+
+/** A private key the daemon's user cannot read (ssh then skips it). */
+export function unreadableKeyProblem(shown: string, uid: number, layout: Layout = 'plain'): CheckProblem {
+  return {
+    where: shown,
+    what: `not readable by uid ${uid} (the user tunnel-manager runs as)`,
+    fix:
+      layout === 'kubelet'
+        ? `in the manifest, set fsGroup to a group of uid ${uid} (the kubelet gives the Secret's files that group) and defaultMode: 0440 on the Secret volume`
+        : `sudo chown ${uid} ${shellQuote(shown)}`,
   };
 }
 
@@ -52,7 +90,12 @@ export function octal(mode: number): string {
 export type EntryKind = 'dir' | 'ssh-config' | 'private-key' | 'public' | 'other';
 
 /** Findings for one entry of the SSH directory. */
-export function entryFindings(shown: string, kind: EntryKind, mode: number, owner: number, uid: number): Findings {
+export function entryFindings(shown: string, kind: EntryKind, mode: number, owner: number, uid: number, layout: Layout = 'plain'): Findings {
+  const found = plainFindings(shown, kind, mode, owner, uid, layout);
+  return layout === 'kubelet' ? { refused: found.refused, warned: [] } : found;
+}
+
+function plainFindings(shown: string, kind: EntryKind, mode: number, owner: number, uid: number, layout: Layout): Findings {
   const out: Findings = { refused: [], warned: [] };
   const q = shellQuote(shown);
   const perm = octal(mode);
@@ -63,7 +106,8 @@ export function entryFindings(shown: string, kind: EntryKind, mode: number, owne
       break;
     case 'ssh-config':
       if ((mode & 0o022) !== 0) {
-        out.refused.push({ where: shown, what: `mode is ${perm}: ssh refuses a config file that group or others can write`, fix: `chmod 600 ${q}` });
+        const fix = layout === 'kubelet' ? 'in the manifest, set defaultMode: 0440 (or 0400) on the volume' : `chmod 600 ${q}`;
+        out.refused.push({ where: shown, what: `mode is ${perm}: ssh refuses a config file that group or others can write`, fix });
       } else if (open) {
         out.warned.push({ where: shown, what: `mode is ${perm}; ssh accepts it, 600 keeps it private`, fix: `chmod 600 ${q}` });
       }
@@ -73,7 +117,7 @@ export function entryFindings(shown: string, kind: EntryKind, mode: number, owne
       }
       break;
     case 'private-key':
-      if (open && owner === uid) out.refused.push(unprotectedKeyProblem(shown, mode));
+      if (sshRefusesKey(mode, owner, uid)) out.refused.push(unprotectedKeyProblem(shown, mode, owner, layout));
       break;
     case 'public':
       if ((mode & 0o022) !== 0) {
@@ -93,7 +137,7 @@ export function entryFindings(shown: string, kind: EntryKind, mode: number, owne
 }
 
 export function missingDirProblem(shown: string): CheckProblem {
-  return { where: shown, what: 'the SSH directory does not exist', fix: `mkdir -m 700 ${shellQuote(shown)}` };
+  return { where: shown, what: 'the SSH directory does not exist', fix: `mkdir -p -m 700 ${shellQuote(shown)}` };
 }
 
 export function notADirProblem(shown: string): CheckProblem {

@@ -1,7 +1,8 @@
 import { open, readdir, stat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { entryFindings, isPublicFile, missingDirProblem, missingSshConfigProblem, notADirProblem, type EntryKind, type Findings } from './rules.js';
+import { isKubeletInternalName, isKubeletManaged } from './kubelet-volume.js';
+import { entryFindings, isPublicFile, missingDirProblem, missingSshConfigProblem, notADirProblem, type EntryKind, type Findings, type Layout } from './rules.js';
 
 /** Maps a real path to the path the user knows (the host's path when run in a container). */
 export type ShowPath = (path: string) => string;
@@ -32,7 +33,9 @@ interface Entry {
 /**
  * Every folder and regular file below `dir`, symbolic links followed (ssh judges a
  * link by its target), sorted by path bytes — the order of `find | LC_ALL=C sort`
- * in the entrypoint. Unreadable folders and loops are skipped, as find does.
+ * in the entrypoint. Unreadable folders and loops are skipped, as find does, and so
+ * are the kubelet's own names (`..data`, `..2026_…`): their files are judged once,
+ * by the names the Secret gives them.
  */
 async function walk(dir: string, seen: Set<string>, out: Entry[]): Promise<void> {
   let names: string[];
@@ -42,6 +45,7 @@ async function walk(dir: string, seen: Set<string>, out: Entry[]): Promise<void>
     return;
   }
   for (const name of names) {
+    if (isKubeletInternalName(name)) continue;
     const path = join(dir, name);
     const stats = await statOrNull(path);
     if (stats === null) continue;
@@ -99,14 +103,20 @@ export async function checkSshDir(dir: string, configFile: string | null, uid: n
   if (await isSpecialSshConfig(configFile)) return { refused: [], warned: [] };
   const cfg = configFile === null ? null : await statOrNull(configFile);
   const top = await statOrNull(dir);
-  if (top === null) return { refused: [missingDirProblem(show(dir))], warned: [] };
+  if (top === null) {
+    // Both fixes at once, in the order they run: the folder, then the file in it.
+    const refused = [missingDirProblem(show(dir))];
+    if (configFile !== null) refused.push(missingSshConfigProblem(show(configFile)));
+    return { refused, warned: [] };
+  }
   if (!top.isDirectory()) return { refused: [notADirProblem(show(dir))], warned: [] };
-  const found: Findings = entryFindings(show(dir), 'dir', top.mode, top.uid, uid);
+  const layout = async (path: string): Promise<Layout> => ((await isKubeletManaged(path)) ? 'kubelet' : 'plain');
+  const found: Findings = entryFindings(show(dir), 'dir', top.mode, top.uid, uid, await layout(dir));
   const entries: Entry[] = [];
   await walk(dir, new Set([`${top.dev}:${top.ino}`]), entries);
   entries.sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)));
   for (const e of entries) {
-    const f = entryFindings(show(e.path), await kindOf(e.path, e.stats, configFile), e.stats.mode, e.stats.uid, uid);
+    const f = entryFindings(show(e.path), await kindOf(e.path, e.stats, configFile), e.stats.mode, e.stats.uid, uid, await layout(e.path));
     found.refused.push(...f.refused);
     found.warned.push(...f.warned);
   }

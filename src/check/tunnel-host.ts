@@ -2,8 +2,10 @@ import { lookup } from 'node:dns/promises';
 import { constants, type Stats } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { isIP } from 'node:net';
+import { dirname } from 'node:path';
 import type { CheckProblem, TunnelResolution } from './report.js';
-import { shellQuote, unprotectedKeyProblem } from './rules.js';
+import { isKubeletManaged } from './kubelet-volume.js';
+import { shellQuote, sshRefusesKey, unprotectedKeyProblem, unreadableKeyProblem } from './rules.js';
 import { sshConfigReader } from '../ssh-config/read.js';
 import { first, type HostInfo } from '../ssh-config/settings.js';
 import { expandIdentityPath, isDefaultIdentity } from './identity.js';
@@ -58,6 +60,28 @@ async function resolves(hostname: string): Promise<boolean> {
 }
 
 /**
+ * Appends a Host block to an SSH config file that may not exist yet, nor its folder (a
+ * fresh account has no ~/.ssh): the folder is made private first, and the file ends 600,
+ * as ssh wants. The alias goes in as a printf argument, so no character of it is format.
+ */
+function appendHostFix(cfg: string, alias: string): string {
+  const q = shellQuote(cfg);
+  return `mkdir -p -m 700 ${shellQuote(dirname(cfg))} && printf '\\nHost %s\\n  HostName ADDRESS\\n' ${shellQuote(alias)} >> ${q} && chmod 600 ${q}`;
+}
+
+/**
+ * Creates a key where ssh looks for it and installs it on the server. Safe to run for
+ * every tunnel that needs it: a key made by an earlier fix is kept (ssh-keygen would
+ * stop to ask before overwriting it), and ssh-copy-id reads the same SSH config as the
+ * daemon, so an alias of that file resolves for it too.
+ */
+function newKeyFix(key: string, remoteHost: string, sshConfigPath: string | null): string {
+  const k = shellQuote(key);
+  const config = sshConfigPath === null ? '' : ` -F ${shellQuote(sshConfigPath)}`;
+  return `mkdir -p -m 700 ${shellQuote(dirname(key))} && { test -e ${k} || ssh-keygen -q -t ed25519 -N '' -f ${k}; } && ssh-copy-id${config} -i ${k} ${shellQuote(remoteHost)}`;
+}
+
+/**
  * Resolves a tunnel's `remote_host` with `ssh -G` and checks what ssh will need:
  * the host name resolves (unless a ProxyJump/ProxyCommand reaches it), and keys.
  *
@@ -84,10 +108,16 @@ export async function checkTunnelHost(
 
   const proxied = read.value.info.endpoint === null;
   if (!proxied && !(await resolves(hostname))) {
-    const cfg = ctx.sshConfigPath ?? '~/.ssh/config';
+    const cfg = ctx.sshConfigPath ?? `${ctx.home}/.ssh/config`;
     const alias = t.remote_host.includes('@') ? t.remote_host.slice(t.remote_host.indexOf('@') + 1) : t.remote_host;
     problems.push(
-      ctx.sshConfigSpecial
+      hostname.toLowerCase() !== alias.toLowerCase()
+        ? {
+            where,
+            what: `host name "${hostname}" (what the SSH config ${cfg} gives as the HostName of ${alias}) does not resolve: correct that HostName`,
+            fix: null,
+          }
+        : ctx.sshConfigSpecial
         ? {
             where,
             what: `host name "${hostname}" does not resolve, and the SSH config ${cfg} can hold no Host entry: use an SSH config file with a Host ${alias} entry and its HostName (--ssh-config), or a host name that resolves`,
@@ -95,8 +125,8 @@ export async function checkTunnelHost(
           }
         : {
             where,
-            what: `host name "${hostname}" does not resolve: add a Host ${alias} entry with its HostName to the SSH config`,
-            fix: `printf '\\nHost ${alias}\\n  HostName ADDRESS\\n  User ${user}\\n' >> ${shellQuote(cfg)}`,
+            what: `host name "${hostname}" does not resolve: add a Host ${alias} entry to the SSH config, with the server's address in place of ADDRESS`,
+            fix: appendHostFix(cfg, alias),
           },
     );
   }
@@ -131,23 +161,18 @@ export async function checkTunnelHost(
       if (isDefaultIdentity(raw)) missingDefaults.push(path);
       else problems.push({
         where,
-        what: `IdentityFile ${path} does not exist; correct the path in the SSH config or create the key`,
-        fix: `ssh-keygen -t ed25519 -f ${shellQuote(path)}`,
+        what: `IdentityFile ${path} does not exist; correct the path in the SSH config, or create the key (without a passphrase: the daemon runs ssh with no one to type it) and install it on the server`,
+        fix: newKeyFix(path, t.remote_host, ctx.sshConfigPath),
       });
       continue;
     }
     const readable = await readableBy(path, st, ctx);
     identities.push({ path, usable: readable });
-    if (!readable) {
-      problems.push({
-        where: path,
-        what: `not readable by uid ${ctx.uid} (the user tunnel-manager runs as)`,
-        fix: `sudo chown ${ctx.uid} ${shellQuote(path)}`,
-      });
-    }
+    const layout = (await isKubeletManaged(path)) ? 'kubelet' : 'plain';
+    if (!readable) problems.push(unreadableKeyProblem(path, ctx.uid, layout));
     const inSshDir = ctx.sshDir !== null && path.startsWith(`${ctx.sshDir.replace(/\/+$/, '')}/`);
     // ssh refuses a key of ours that others can read (one of another owner it only cannot read: above).
-    if (!inSshDir && (st.mode & 0o077) !== 0 && st.uid === ctx.uid) problems.push(unprotectedKeyProblem(path, st.mode));
+    if (!inSshDir && sshRefusesKey(st.mode, st.uid, ctx.uid)) problems.push(unprotectedKeyProblem(path, st.mode, st.uid, layout));
   }
   if (!identities.some((i) => i.usable) && !agent) {
     const key = `${ctx.home}/.ssh/id_ed25519`;
@@ -156,8 +181,8 @@ export async function checkTunnelHost(
       what:
         'no usable key: ' +
         (missingDefaults.length > 0 ? `none of ${missingDefaults.join(', ')} exists` : 'no identity file is usable') +
-        ' and no SSH agent is set (SSH_AUTH_SOCK)',
-      fix: `ssh-keygen -t ed25519 -f ${shellQuote(key)} && ssh-copy-id -i ${shellQuote(key)} ${shellQuote(t.remote_host)}`,
+        ' and no SSH agent is set (SSH_AUTH_SOCK); create a key (without a passphrase: the daemon runs ssh with no one to type it) and install it on the server',
+      fix: newKeyFix(key, t.remote_host, ctx.sshConfigPath),
     });
   }
   return {

@@ -3,8 +3,9 @@
 // if it is stopped. Ctrl-C detaches (the login goes on and can be resumed); every
 // other key goes to ssh.
 import WebSocket from 'ws';
-import type { ApiErrorBody, TerminalClientMessage, TerminalServerMessage } from '../api/types.js';
-import { EXIT } from './commands.js';
+import { errorBodySchema, terminalServerMessageSchema } from '../api/schemas.js';
+import type { TerminalClientMessage } from '../api/types.js';
+import { EXIT } from './context.js';
 import { describeTarget, type Target } from './target.js';
 import { unreachable } from '../unreachable.js';
 
@@ -23,7 +24,8 @@ export interface TerminalIo {
   onResize(listener: () => void): () => void;
 }
 
-function urlFor(target: Target, hash: string): { url: string; headers: Record<string, string> } {
+/** The WebSocket URL of a tunnel's login terminal, and the headers it needs (the token over HTTP). */
+export function terminalUrl(target: Target, hash: string): { url: string; headers: Record<string, string> } {
   const path = `/auth/${encodeURIComponent(hash)}`;
   if (target.kind === 'socket') return { url: `ws+unix://${target.path}:${path}`, headers: {} };
   const base = new URL(target.url.href.endsWith('/') ? target.url.href : `${target.url.href}/`);
@@ -32,19 +34,24 @@ function urlFor(target: Target, hash: string): { url: string; headers: Record<st
   return { url: url.href, headers: target.token !== null ? { authorization: `Bearer ${target.token}` } : {} };
 }
 
-function errorMessage(status: number, body: string): { code: string; message: string } {
-  try {
-    const e = (JSON.parse(body) as ApiErrorBody).error;
-    if (typeof e?.message === 'string') return { code: e.code, message: e.message };
-  } catch {
-    // Not the daemon's JSON: shown as it came.
-  }
+export function errorMessage(status: number, body: string): { code: string; message: string } {
+  const e = errorBodySchema.safeParse(parseJson(body));
+  if (e.success) return { code: e.data.error.code, message: e.data.error.message };
+  // Not the daemon's JSON: shown as it came.
   return { code: 'http', message: `the daemon answered ${status}${body ? `: ${body.slice(0, 200)}` : ''}` };
+}
+
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Attaches, and resolves with the exit code once the login ended, failed, or the user detached. */
 export function runAuth(hash: string, target: Target, io: TerminalIo): Promise<number> {
-  const { url, headers } = urlFor(target, hash);
+  const { url, headers } = terminalUrl(target, hash);
   // In raw mode a bare \n does not return to the first column.
   let raw = false;
   const say = (text: string) => io.say(raw ? `\r\n${text}\r\n` : `${text}\n`);
@@ -109,12 +116,11 @@ export function runAuth(hash: string, target: Target, io: TerminalIo): Promise<n
         io.output(bytes);
         return;
       }
-      let m: TerminalServerMessage;
-      try {
-        m = JSON.parse(bytes.toString('utf8')) as TerminalServerMessage;
-      } catch {
-        return;
+      const parsed = terminalServerMessageSchema.safeParse(parseJson(bytes.toString('utf8')));
+      if (!parsed.success) {
+        return finish(EXIT.failed, `tunnel-cli: a message from the daemon is not what this tunnel-cli expects: ${JSON.stringify(bytes.toString('utf8').slice(0, 200))}`);
       }
+      const m = parsed.data;
       switch (m.type) {
         case 'attached':
           say(`tunnel-cli: attached to the login of ${m.name} (${m.hash.slice(0, 8)}); answer ssh's prompts, Ctrl-C detaches`);
@@ -134,7 +140,7 @@ export function runAuth(hash: string, target: Target, io: TerminalIo): Promise<n
               return unreachable(m.status);
           }
         default:
-          return;
+          return unreachable(m, 'terminal message');
       }
     });
     ws.on('close', () => finish(EXIT.failed, 'tunnel-cli: the daemon closed the terminal before the login ended'));

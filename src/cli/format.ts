@@ -2,7 +2,7 @@
  * tunnel-cli's human output: tables and lines from the API's records. Pure: the
  * clock and whether to colour are passed in.
  */
-import type { HealthBody, ListRecord, ReloadRecord, StatusRecord, TunnelState } from '../api/types.js';
+import type { HealthConfig, ListRecord, ReloadRecord, StatusRecord, TunnelState } from '../api/types.js';
 
 export interface FormatOptions {
   /** ANSI colours (only on a terminal, and never with NO_COLOR). */
@@ -33,6 +33,7 @@ export const shortHash = (hash: string) => hash.slice(0, 8);
 export function directionWords(direction: string): string {
   if (direction === 'remote_to_local') return 'remote to local';
   if (direction === 'local_to_remote') return 'local to remote';
+  if (direction === 'socks') return 'SOCKS proxy';
   return direction;
 }
 
@@ -152,7 +153,7 @@ export function formatReload(r: ReloadRecord): string {
 }
 
 /** Shown above the status table while the config file cannot be used. */
-export function formatConfigProblem(config: HealthBody['config'], o: FormatOptions): string {
+export function formatConfigProblem(config: HealthConfig, o: FormatOptions): string {
   if (config.missing) return paint(o.color, 'yellow', 'config file missing: the last good config keeps running') + '\n';
   if (config.valid) return '';
   const lines = (config.error ?? 'invalid').split('\n').map((l) => `  ${l}`);

@@ -17,12 +17,15 @@ const SETTLED: readonly TunnelState[] = ['RUNNING', 'FAILED', 'STOPPED', 'AUTH_R
  * last event for a tunnel is never older than the answer), whatever order they
  * arrive in. RUNNING is success; FAILED (permanent) and STOPPED (someone stopped
  * it meanwhile) are failures; AUTH_REQUIRED ends the wait with a pointer to
- * `tunnel-cli auth`; STARTING and RETRYING keep the wait going.
+ * `tunnel-cli auth`, unless the login turned out to need no person (no prompt shown:
+ * loginWithoutPrompt); STARTING and RETRYING keep the wait going.
  */
 export class WaitTracker {
   private readonly fromAnswer = new Map<string, StatusRecord>();
   private readonly fromEvents = new Map<string, StatusRecord>();
   private order: string[] = [];
+  /** Interactive tunnels whose ssh shows no prompt: logging in by itself, so AUTH_REQUIRED is not yet a person's turn. */
+  private readonly noPrompt = new Set<string>();
 
   /** Records from the POST's answer; only these hashes are waited for. */
   answer(records: StatusRecord[]): void {
@@ -38,6 +41,11 @@ export class WaitTracker {
     return before?.status === r.status && before.last_error === r.last_error ? null : r;
   }
 
+  /** The login of `hash` needs no person (its ssh shows no prompt): wait for it as for any start. */
+  loginWithoutPrompt(hash: string): void {
+    this.noPrompt.add(hash);
+  }
+
   current(hash: string): StatusRecord | undefined {
     return this.fromEvents.get(hash) ?? this.fromAnswer.get(hash);
   }
@@ -49,7 +57,7 @@ export class WaitTracker {
   /** Null while some tunnel is still on its way. */
   outcome(): WaitOutcome | null {
     const records = this.records();
-    const pending = records.filter((r) => !SETTLED.includes(r.status));
+    const pending = records.filter((r) => this.pending(r));
     if (pending.length > 0) return null;
     const failed = records.filter((r) => r.status === 'FAILED' || r.status === 'STOPPED');
     if (failed.length > 0) return { kind: 'failed', records, failed };
@@ -60,7 +68,11 @@ export class WaitTracker {
   /** The outcome when time is up. */
   timedOut(): WaitOutcome {
     const records = this.records();
-    const pending = records.filter((r) => !SETTLED.includes(r.status));
+    const pending = records.filter((r) => this.pending(r));
     return { kind: 'pending', records, pending };
+  }
+
+  private pending(r: StatusRecord): boolean {
+    return !SETTLED.includes(r.status) || (r.status === 'AUTH_REQUIRED' && this.noPrompt.has(r.hash));
   }
 }

@@ -6,6 +6,8 @@ export interface FieldErrors {
   /** By form field; `health_check` gathers the problems of its sub-fields. */
   fields: Partial<Record<FormField | 'health_check', string>>;
   general: string[];
+  /** The same problems as found, for a reader that words them itself (the panel's catalogues). */
+  problems: { field: FormField | 'health_check' | null; problem: ConfigProblem }[];
 }
 
 const ENTRY = /^tunnels\[(\d+)\](?:\.([A-Za-z0-9_]+))?/;
@@ -46,7 +48,7 @@ export function blockingErrors(before: readonly ConfigProblem[], after: readonly
     const f = remap(p.field, edit);
     if (f !== null) known.add(key(f, p));
   }
-  const out: FieldErrors = { fields: {}, general: [] };
+  const out: FieldErrors = { fields: {}, general: [], problems: [] };
   for (const p of after) {
     const entry = entryOf(p);
     const onForm = (FORM_FIELDS as readonly string[]).includes(entry?.key ?? '') || entry?.key === 'health_check';
@@ -56,8 +58,10 @@ export function blockingErrors(before: readonly ConfigProblem[], after: readonly
       const sub = p.field.slice(p.field.indexOf(formField) + formField.length).replace(/^\./, '');
       const message = `${sub !== '' ? `${sub}: ` : ''}expected ${p.expected}, found ${p.found}`;
       out.fields[formField] = out.fields[formField] ? `${out.fields[formField]}; ${message}` : message;
+      out.problems.push({ field: formField, problem: p });
     } else if (isNew) {
       out.general.push(problemText(p));
+      out.problems.push({ field: null, problem: p });
     }
   }
   return Object.keys(out.fields).length > 0 || out.general.length > 0 ? out : null;

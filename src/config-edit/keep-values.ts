@@ -1,4 +1,4 @@
-import { isMap, isSeq, type Document, type YAMLSeq } from 'yaml';
+import { isMap, isSeq, Scalar, type Document, type YAMLSeq } from 'yaml';
 import { flattenMerges } from '../config/merge.js';
 import { MAX_ALIAS_COUNT } from '../config/parse.js';
 import { err, ok, type Result } from '../result.js';
@@ -79,11 +79,19 @@ export function keepOthers(doc: Document, seq: YAMLSeq, before: ReadonlyMap<unkn
     for (const key of new Set([...Object.keys(was), ...Object.keys(is)])) {
       if (sameMeaning(was[key], is[key])) continue;
       releaseAnchors(doc, item.get(key, true));
-      // A key it would gain from a map it merges is set to null here: absent, as before.
-      item.set(key, doc.createNode(key in was ? was[key] : null));
+      // A key it would gain from a map it merges is set to an empty value here: absent, as
+      // before. Empty, not the word `null`: a null written as a word is text to the hash.
+      const value = key in was ? was[key] : null;
+      item.set(key, value === null ? emptyValue() : doc.createNode(value));
     }
   }
   return check(doc, seq, before, edited);
+}
+
+function emptyValue(): Scalar {
+  const node = new Scalar(null);
+  node.source = '';
+  return node;
 }
 
 function check(doc: Document, seq: YAMLSeq, before: ReadonlyMap<unknown, Meaning>, edited: ReadonlySet<unknown>): Result<void, string> {

@@ -1,5 +1,5 @@
 import type { Endpoint } from '../tunnel/endpoint.js';
-import { forwardFlag } from '../tunnel/ssh-args.js';
+import { forwardFlag, listensHere } from '../tunnel/ssh-args.js';
 import type { DirectionMode, TunnelSpec } from '../tunnel/spec.js';
 import type { TunnelEntry } from './tunnel-entry.js';
 import type { Tree } from './tree.js';
@@ -37,7 +37,7 @@ const serverOf = (remoteHost: string) => remoteHost.slice(remoteHost.lastIndexOf
 
 /** Which side listens depends on the direction mode (SPEC §4): -L listens here, -R on the server. */
 function listenerOf(spec: TunnelSpec, mode: DirectionMode): Listener {
-  if (forwardFlag(spec.direction, mode) === '-L') {
+  if (listensHere(forwardFlag(spec.direction, mode))) {
     return { side: 'local', port: spec.local_port.port, addresses: addressesOf(spec.local_port, false), field: 'local_port' };
   }
   return { side: `remote ${serverOf(spec.remote_host)}`, port: spec.remote_port.port, addresses: addressesOf(spec.remote_port, true), field: 'remote_port' };

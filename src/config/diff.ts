@@ -9,7 +9,7 @@ export interface TunnelDiff {
   /** Same hash, same effective ssh options: leave running as they are (same pid). The new specs. */
   unchanged: TunnelSpec[];
   /**
-   * Same hash, different effective ssh options (or health_check): the hash leaves ssh_options out (it
+   * Same hash, different effective ssh options (or health_check, or shared): the hash leaves ssh_options out (it
    * must equal the reference implementation's), yet the running ssh was started
    * with the old ones, so it is restarted.
    */
@@ -29,7 +29,7 @@ export function diffTunnels(current: readonly TunnelSpec[], next: readonly Tunne
   for (const t of next) {
     const old = before.get(t.hash);
     if (old === undefined) out.added.push(t);
-    else if (sameOptions(old.ssh_options, t.ssh_options) && JSON.stringify(old.health_check) === JSON.stringify(t.health_check)) out.unchanged.push(t);
+    else if (sameOptions(old.ssh_options, t.ssh_options) && JSON.stringify(old.health_check) === JSON.stringify(t.health_check) && old.shared === t.shared) out.unchanged.push(t);
     else out.changed.push({ before: old, after: t });
   }
   for (const t of current) if (!after.has(t.hash)) out.removed.push(t);

@@ -5,8 +5,9 @@ import { tunnelHash, type TunnelIdentity } from '../tunnel/hash.js';
 /**
  * What identifies a tunnel entry (SPEC §3, §5), read the same way by the daemon and by
  * every writer of the file, so that a hash shown anywhere is the hash the daemon uses.
- * Defaults are the reference implementation's: a name that is absent, empty or null is
- * `unnamed`, direction `remote_to_local`, interactive `false`.
+ * Defaults are the reference implementation's: a name that is absent or empty is
+ * `unnamed`, direction `remote_to_local`, interactive `false`; a null written as text
+ * (`~`, `null`) hashes as that text, as there.
  */
 
 export const DEFAULT_NAME = 'unnamed';
@@ -18,13 +19,17 @@ export type IdentityField = (typeof IDENTITY_FIELDS)[number];
 
 /**
  * A scalar's text as written, quotes removed: `05432` → "05432", `True` → "True",
- * `'a b'` → "a b". Null for a null or empty value and for anything that is not a scalar.
+ * `'a b'` → "a b", `~` → "~". Null for an empty value (`name:`, `name: ""`, `name: !!null`)
+ * and for anything that is not a scalar.
  * Works on nodes whose value a writer replaced by its own object, as long as the
  * node keeps its source text.
  */
 export function writtenText(node: unknown): string | null {
   if (!isScalar(node)) return null;
   const v = node.value;
+  // `null`, `~`, `NULL` as written are text to the reference, which hashed them as such
+  // (SPEC §3: the scalar's text as written); only an empty value is no value.
+  if (v === null && node.source !== undefined && node.source !== '') return node.source;
   if (v === null || v === undefined || v === '') return null;
   if (typeof v === 'string') return v;
   if (node.source !== undefined && node.source !== '') return node.source;

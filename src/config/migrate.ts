@@ -3,6 +3,7 @@ import { err, ok, type Result } from '../result.js';
 import { IDENTITY_FIELDS } from './identity.js';
 import { hashChanges, type HashChange } from './reference-compare.js';
 import { readLikeReference, type ReferenceEntry } from './reference-reader.js';
+import { Tree } from './tree.js';
 
 /**
  * Turns a config file the reference implementation accepted but YAML refuses into
@@ -75,13 +76,24 @@ function commentNotes(reference: readonly ReferenceEntry[], changed: ReadonlySet
   return out;
 }
 
+/**
+ * The first problem that keeps the daemon from reading `text`: a YAML error, or an
+ * alias with no anchor before it (the parser accepts it; reading its value fails), which
+ * is how YAML sees a name the reference's panel wrote as `*star`.
+ */
 function firstError(text: string): string | null {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, logLevel: 'silent' });
+  const at = (pos: number) => {
+    const { line, col } = lines.linePos(pos);
+    return `line ${line}, column ${col}`;
+  };
   const e = doc.errors[0];
-  if (!e) return null;
-  const { line, col } = lines.linePos(e.pos[0]);
-  return `line ${line}, column ${col}: ${e.message.split('\n')[0] ?? ''}`;
+  if (e) return `${at(e.pos[0])}: ${e.message.split('\n')[0] ?? ''}`;
+  for (const [alias, target] of new Tree(doc, lines).aliasTargets()) {
+    if (target === undefined && isAlias(alias)) return `${at(alias.range?.[0] ?? 0)}: the alias *${alias.source} has no anchor &${alias.source} before it`;
+  }
+  return null;
 }
 
 /**

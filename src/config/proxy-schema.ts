@@ -93,6 +93,9 @@ const prefix = z
 const TARGET_MESSAGE = 'expected "<prefix>:<model_name>" with the prefix of a provider';
 const target = z.string({ error: TARGET_MESSAGE });
 
+/** The largest `max_body_mib`: a GiB is far beyond any prompt or upload a model server takes. */
+export const MAX_BODY_MIB = 1024;
+
 /** The `proxy:` section. */
 export const proxySchema = z
   .looseObject({
@@ -121,6 +124,12 @@ export const proxySchema = z
       .optional(),
     default_provider: z.string({ error: 'expected the prefix of a provider' }).optional(),
     forward_headers: forwardHeadersSchema.optional(),
+    max_body_mib: z
+      .number({ error: 'expected a number of MiB, e.g. 32' })
+      .int({ error: 'expected a whole number of MiB, e.g. 32' })
+      .min(1, { error: 'expected at least 1 MiB' })
+      .max(MAX_BODY_MIB, { error: `expected at most ${MAX_BODY_MIB} MiB` })
+      .optional(),
     cors_origins: z
       .array(
         z.string().regex(/^(\*|https?:\/\/[^/\s]+)$/, { error: 'expected "*" or an origin such as https://app.example.com (scheme and host, no path)' }),

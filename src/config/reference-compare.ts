@@ -19,17 +19,24 @@ export interface HashChange {
   /** The hash here; null when YAML reads no tunnel entry there. */
   hash: string | null;
   reasons: string[];
+  /** The field written so that YAML reads what the reference read (`name: "#1 primary"`): the way to keep its hash. */
+  keep: string | null;
 }
 
 const q = (s: string | null) => (s === null ? 'nothing' : JSON.stringify(s));
 
 /** Why the reference's text of a field differs from YAML's. */
 function why(ref: string, ours: string | null): string {
-  if (ours === null && ref !== '') return 'YAML reads it as empty (null), the reference took it as text';
-  if (ours !== null && /\s#/.test(ref) && !/\s#/.test(ours)) return 'the reference took the comment at the end of the line into the value';
+  if (ref.startsWith('#')) return 'YAML reads a value that starts with "#" as a comment, so the field is empty; the reference took the text as the value';
+  if (/\s#/.test(ref) && (ours === null || !/\s#/.test(ours))) return 'the reference took the comment at the end of the line into the value';
   if (ref.length >= 2 && ref.startsWith("'") && ref.endsWith("'")) return 'the reference kept the single quotes';
   if (ref.startsWith('"')) return 'the reference kept the double quotes (only a value that ends with the closing quote lost them)';
+  if (ref.startsWith('&')) return 'YAML reads "&…" as an anchor, a label for the value that follows, not as text';
+  if (ref.startsWith('*')) return 'YAML reads "*…" as an alias: the value of the anchor of that name';
+  if (ref.startsWith('!')) return 'YAML reads "!…" as a tag, a type for the value that follows, not as text';
+  if (/^[|>]/.test(ref)) return `YAML reads "${ref.slice(0, 1)}" as the start of a block of text on the lines below`;
   if (ref.includes('\\')) return 'YAML reads the escape sequences in double quotes, the reference kept them as written';
+  if (ours === null && ref !== '') return 'YAML reads it as empty (null), the reference took it as text';
   return 'written in a form the reference did not read as YAML does';
 }
 
@@ -76,19 +83,22 @@ export function hashChanges(text: string, reference: readonly ReferenceEntry[] =
   for (const ref of reference) {
     const here = byLine.get(ref.line + 1);
     if (here === undefined) {
-      out.push({ line: ref.line + 1, name: ref.name, reference_hash: ref.hash, hash: null, reasons: ['YAML reads no tunnel entry here, the reference did'] });
+      out.push({ line: ref.line + 1, name: ref.name, reference_hash: ref.hash, hash: null, reasons: ['YAML reads no tunnel entry here, the reference did'], keep: null });
       continue;
     }
     seen.add(here.line);
     if (here.hash === ref.hash) continue;
     const reasons: string[] = [];
+    const keep: string[] = [];
     for (const k of IDENTITY_FIELDS) {
       const r = ref.fields[k]?.value ?? '';
       const o = here.fields[k];
       if ((o ?? '') === r) continue;
       reasons.push(`${k}: the reference read ${q(r)}, YAML reads ${q(o)}: ${why(r, o)}`);
+      // A double-quoted YAML string of exactly the reference's text (JSON's escapes are YAML's).
+      if (r !== '') keep.push(`${k}: ${JSON.stringify(r)}`);
     }
-    out.push({ line: here.line, name: here.name, reference_hash: ref.hash, hash: here.hash, reasons });
+    out.push({ line: here.line, name: here.name, reference_hash: ref.hash, hash: here.hash, reasons, keep: keep.length > 0 ? keep.join(', ') : null });
   }
   for (const e of ours) {
     // An entry neither reads as a tunnel (a required field missing) is no change; validation reports it.
@@ -99,13 +109,18 @@ export function hashChanges(text: string, reference: readonly ReferenceEntry[] =
       reference_hash: null,
       hash: e.hash,
       reasons: ['the reference ran no tunnel from this entry (it reads only block-style entries with remote_host, remote_port and local_port, each key on its own line); it is new here'],
+      keep: null,
     });
   }
   return out.sort((a, b) => a.line - b.line);
 }
 
-/** One line per change, for `check` and `migrate`. */
+/** One line per change, for `check` and `migrate`: what changed, why, and what to do about it. */
 export function formatHashChange(c: HashChange): string {
   const hashes = `${c.reference_hash?.slice(0, 8) ?? 'none'} there → ${c.hash?.slice(0, 8) ?? 'none'} here`;
-  return `line ${c.line}, tunnel ${JSON.stringify(c.name)}: hash ${hashes}: ${c.reasons.join('; ')}`;
+  const todo =
+    c.keep === null || c.reference_hash === null || c.hash === null
+      ? ''
+      : `; scripts that stored ${c.reference_hash.slice(0, 8)} need ${c.hash.slice(0, 8)}, or write ${c.keep} to keep the reference's value and hash`;
+  return `line ${c.line}, tunnel ${JSON.stringify(c.name)}: hash ${hashes}: ${c.reasons.join('; ')}${todo}`;
 }

@@ -1,6 +1,6 @@
 import { isMap, isScalar, type Pair } from 'yaml';
 import { ENDPOINT_EXPECTED, parseEndpoint, type Endpoint } from '../tunnel/endpoint.js';
-import { DIRECTIONS, type Direction, type TunnelSpec } from '../tunnel/spec.js';
+import { DIRECTIONS, NO_REMOTE_PORT, type Direction, type TunnelSpec } from '../tunnel/spec.js';
 import { DEFAULT_DIRECTION, DEFAULT_NAME, entryHash, readInteractive, writtenText } from './identity.js';
 import { checkRemoteHost, REMOTE_HOST_EXPECTED } from './remote-host.js';
 import { readHealthCheck } from './health-check.js';
@@ -8,11 +8,11 @@ import { MERGE_KEY, mergedPairs, mergeSources, flattenMerges } from './merge.js'
 import { readSshOptions } from './ssh-options-map.js';
 import { child, describe, keyText, quote, scalarText, type Tree } from './tree.js';
 
-export const TUNNEL_FIELDS = ['name', 'remote_host', 'remote_port', 'local_port', 'direction', 'interactive', 'ssh_options', 'health_check'] as const;
+export const TUNNEL_FIELDS = ['name', 'remote_host', 'remote_port', 'local_port', 'direction', 'interactive', 'ssh_options', 'health_check', 'shared'] as const;
 type TunnelField = (typeof TUNNEL_FIELDS)[number];
 
 const MAX_NAME = 128;
-const ENTRY_EXPECTED = 'a tunnel: a map with remote_host, remote_port and local_port (and optionally name, direction, interactive, ssh_options)';
+const ENTRY_EXPECTED = 'a tunnel: a map with remote_host, remote_port and local_port (and optionally name, direction, interactive, ssh_options, health_check, shared)';
 const MISSING = 'nothing (the field is missing)';
 
 /** A validated entry with the nodes later checks (duplicates, listen conflicts) point at. */
@@ -86,14 +86,9 @@ export function readTunnel(
     else remoteHost = checked.value;
   }
 
-  const remotePortNode = required('remote_port', ENDPOINT_EXPECTED);
-  const remotePort = remotePortNode === undefined ? null : readEndpoint(tree, remotePortNode, child(path, 'remote_port'));
-  const localPortNode = required('local_port', ENDPOINT_EXPECTED);
-  const localPort = localPortNode === undefined ? null : readEndpoint(tree, localPortNode, child(path, 'local_port'));
-
   // Optional, as in the reference implementation: absent means remote_to_local.
   let direction: Direction | null = DEFAULT_DIRECTION;
-  const directionExpected = DIRECTIONS.join(' or ');
+  const directionExpected = `${DIRECTIONS.slice(0, -1).join(', ')} or ${DIRECTIONS[DIRECTIONS.length - 1]}`;
   const directionNode = value('direction');
   if (!isNull(directionNode)) {
     const v = isScalar(directionNode) ? directionNode.value : undefined;
@@ -104,6 +99,24 @@ export function readTunnel(
     }
   }
 
+  // A SOCKS proxy (ssh -D) connects wherever its clients ask: it has no remote_port,
+  // and its hash takes an empty one (SPEC §14).
+  let remotePortNode: unknown;
+  let remotePort: Endpoint | null;
+  if (direction === 'socks') {
+    remotePortNode = value('remote_port');
+    remotePort = NO_REMOTE_PORT;
+    if (!isNull(remotePortNode)) {
+      remotePort = null;
+      tree.error(remotePortNode, child(path, 'remote_port'), 'no remote_port for direction socks (a SOCKS proxy connects wherever its clients ask)', describe(remotePortNode));
+    }
+  } else {
+    remotePortNode = required('remote_port', ENDPOINT_EXPECTED);
+    remotePort = remotePortNode === undefined ? null : readEndpoint(tree, remotePortNode, child(path, 'remote_port'));
+  }
+  const localPortNode = required('local_port', ENDPOINT_EXPECTED);
+  const localPort = localPortNode === undefined ? null : readEndpoint(tree, localPortNode, child(path, 'local_port'));
+
   const interactiveNode = value('interactive');
   const reading = readInteractive(interactiveNode);
   const interactive = reading.ok && reading.value;
@@ -111,6 +124,15 @@ export function readTunnel(
     tree.error(interactiveNode, child(path, 'interactive'), 'true or false (also "true", "false", yes, no in any case)', describe(interactiveNode));
   } else if (!reading.canonical) {
     tree.warn(interactiveNode, child(path, 'interactive'), `plain ${String(reading.value)}`, `${describe(interactiveNode)}, read as ${String(reading.value)}; write ${String(reading.value)}`);
+  }
+
+  // SPEC §14: absent means shared; `false` gives the tunnel a connection of its own.
+  const sharedNode = value('shared');
+  let shared = true;
+  if (!isNull(sharedNode)) {
+    const v = isScalar(sharedNode) ? sharedNode.value : undefined;
+    if (typeof v === 'boolean') shared = v;
+    else tree.error(sharedNode, child(path, 'shared'), 'true or false (false: a connection of its own, not shared with other tunnels to the host)', describe(sharedNode));
   }
 
   const own = readSshOptions(tree, fields.get('ssh_options')?.value, child(path, 'ssh_options'));
@@ -131,6 +153,7 @@ export function readTunnel(
       interactive,
       ssh_options: { ...fileSshOptions, ...own },
       ...(healthCheck ? { health_check: healthCheck } : {}),
+      ...(shared ? {} : { shared: false }),
       written: isPlainObject(written) ? (flattenMerges(written) as Record<string, unknown>) : {},
       line: tree.at(node).line,
     },

@@ -1,6 +1,7 @@
 import { createDaemonApp } from '../api/app.js';
 import { EventStreamSlots } from '../api/events.js';
 import { createMetrics } from '../api/metrics.js';
+import { stillLoading } from '../api/loading.js';
 import { startListeners } from '../api/server.js';
 import { createTerminalRoute, type TerminalRoute } from '../api/terminal.js';
 import { watchConfig } from '../config/watch.js';
@@ -91,10 +92,14 @@ export async function startDaemon(settings: DaemonSettings, log: Log, env: NodeJ
       listen: settings.listen,
       socketPath: settings.socketPath,
       tokens: settings.tokens,
+      allowedHosts: settings.allowedHosts,
+      corsOrigins: () => engine.config().proxy?.cors_origins ?? null,
+      loading: () => stillLoading(engine),
     });
-    // The API before the first reload: with 1000 tunnels the reload's spawns keep the
-    // thread busy for a while, and /health, /status and /events should answer meanwhile
-    // (with the tunnels loaded so far). `started` below still marks the first reload done.
+    // The API before the first reload, so that nothing (ssh -G look-ups, a thousand
+    // tunnels handed to the supervisor) delays it: /health answers at once and says
+    // `loading`; every other route answers 503 `loading` until that reload is done,
+    // never an empty or partial config. `started` below marks the first reload done.
     log({ event: 'listening', listen: `${settings.listen.host}:${listeners.tcpPort}`, socket: settings.socketPath });
 
     // The watcher before the first load, so that a change made while it runs is not missed.

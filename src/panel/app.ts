@@ -6,7 +6,7 @@ import { createConfigApp, type ConfigRoutesDeps } from './routes-config.js';
 import { createDaemonApp, type DaemonRoutesDeps } from './routes-daemon.js';
 import { createEventsApp, type EventsRoutesDeps } from './routes-events.js';
 import { apiError } from './http-errors.js';
-import { hostAllowed, originAllowed, PANEL_REQUEST_HEADER } from './request-guard.js';
+import { PANEL_REQUEST_HEADER, panelHostAllowed, panelOriginAllowed } from '../request-guard.js';
 
 export interface PanelDeps extends AuthDeps, ConfigRoutesDeps, DaemonRoutesDeps, EventsRoutesDeps {
   assets: Assets;
@@ -41,11 +41,11 @@ export function createPanelApp(deps: PanelDeps): Hono {
     c.header('x-content-type-options', 'nosniff');
     c.header('x-frame-options', 'DENY');
     c.header('referrer-policy', 'no-referrer');
-    if (!hostAllowed(c.req.header('host'), passwordSet)) {
+    if (!panelHostAllowed(c.req.header('host'), passwordSet)) {
       return apiError(c, 403, 'host_not_allowed', 'this panel answers only to a loopback host name (localhost, 127.0.0.1, [::1]); set PANEL_TOKEN to serve it under another name');
     }
     const origin = { origin: c.req.header('origin'), host: c.req.header('host'), panelHeader: c.req.header(PANEL_REQUEST_HEADER) };
-    if (!originAllowed(c.req.method, origin)) {
+    if (!panelOriginAllowed(c.req.method, origin)) {
       return apiError(c, 403, 'foreign_origin', 'state-changing requests must come from the panel\'s own page');
     }
     await next();

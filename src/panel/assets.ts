@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Hono, type Context } from 'hono';
+import { pickLanguage, type Language } from './language.js';
 
 /**
  * The page's files. They live in src/panel/static (no build step) and are found from
@@ -13,6 +14,11 @@ export const STATIC_DIR = fileURLToPath(new URL('../../src/panel/static/', impor
 const FILES: Record<string, string> = {
   'index.html': 'text/html; charset=utf-8',
   'app.js': 'text/javascript; charset=utf-8',
+  'boot.js': 'text/javascript; charset=utf-8',
+  'i18n.js': 'text/javascript; charset=utf-8',
+  'messages.js': 'text/javascript; charset=utf-8',
+  'switches.js': 'text/javascript; charset=utf-8',
+  'i18n/languages.json': 'application/json; charset=utf-8',
   'api.js': 'text/javascript; charset=utf-8',
   'dom.js': 'text/javascript; charset=utf-8',
   'editor.js': 'text/javascript; charset=utf-8',
@@ -35,6 +41,15 @@ const VENDOR: Record<string, { module: string; type: string }> = {
 
 export type Assets = Map<string, { body: string; type: string }>;
 
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** The languages the page speaks, from the one list the page reads too. */
+export function languagesOf(assets: Assets): Language[] {
+  const list = assets.get('i18n/languages.json');
+  if (!list) throw new Error('no i18n/languages.json');
+  return JSON.parse(list.body) as Language[];
+}
+
 /** Reads every file once at start: a missing file is a packaging bug, reported at once. */
 export async function loadAssets(dir: string = STATIC_DIR): Promise<Assets> {
   const out: Assets = new Map();
@@ -43,6 +58,14 @@ export async function loadAssets(dir: string = STATIC_DIR): Promise<Assets> {
       throw new Error(`the panel's page is missing ${dir}${name}: ${e instanceof Error ? e.message : String(e)}`);
     });
     out.set(name, { body, type });
+  }
+  // One catalogue per language of the list; a language without its catalogue is a packaging bug.
+  for (const { code } of languagesOf(out)) {
+    const name = `i18n/${code}.json`;
+    const body = await readFile(`${dir}${name}`, 'utf8').catch((e: unknown) => {
+      throw new Error(`the panel's page is missing ${dir}${name}: ${e instanceof Error ? e.message : String(e)}`);
+    });
+    out.set(name, { body, type: JSON_TYPE });
   }
   const require = createRequire(import.meta.url);
   for (const [name, { module, type }] of Object.entries(VENDOR)) {
@@ -62,7 +85,15 @@ export function createAssetsApp(assets: Assets): Hono {
     if (!a) throw new Error(`no asset ${name}`);
     return c.body(a.body, 200, { 'content-type': a.type, 'cache-control': 'no-cache' });
   };
-  app.get('/', (c) => send(c, 'index.html'));
-  for (const name of [...Object.keys(FILES), ...Object.keys(VENDOR)]) if (name !== 'index.html') app.get(`/${name}`, (c) => send(c, name));
+  const languages = languagesOf(assets);
+  const page = assets.get('index.html')?.body ?? '';
+  // The page comes in the browser's language (Accept-Language): <html lang dir> are set
+  // here, so right-to-left layout and the language are right before any script runs.
+  app.get('/', (c) => {
+    const l = pickLanguage(c.req.header('accept-language'), languages);
+    const html = page.replace('<html lang="en">', `<html lang="${l.code}" dir="${l.dir}">`);
+    return c.body(html, 200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache', vary: 'Accept-Language' });
+  });
+  for (const name of assets.keys()) if (name !== 'index.html') app.get(`/${name}`, (c) => send(c, name));
   return app;
 }

@@ -1,9 +1,7 @@
 import { err, ok, type Result } from '../result.js';
+import { httpFailure, networkFailure, type DaemonFailure } from './daemon-failure.js';
 
-/** Why a call to the daemon's API did not give a 200 body. */
-export type DaemonFailure =
-  | { reason: 'unreachable'; message: string }
-  | { reason: 'http'; status: number; code: string; message: string };
+export type { DaemonFailure } from './daemon-failure.js';
 
 /**
  * The daemon's control API as the panel uses it. The token is added here and goes
@@ -21,26 +19,25 @@ export interface DaemonClient {
 const GET_TIMEOUT_MS = 5_000;
 // Stopping waits for ssh to be gone (TERM, then KILL after a grace period).
 const POST_TIMEOUT_MS = 20_000;
+// Opening the event stream: the daemon answers its headers at once.
+const EVENTS_OPEN_TIMEOUT_MS = 10_000;
 
-const CAUSES: Record<string, string> = {
-  ECONNREFUSED: 'connection refused',
-  ECONNRESET: 'connection reset',
-  ENOTFOUND: 'unknown host name',
-  EAI_AGAIN: 'host name lookup failed',
-  ETIMEDOUT: 'connection timed out',
-  EHOSTUNREACH: 'host unreachable',
-};
-
-/** Why fetch failed, in words: Node hides the reason in `cause` (or in `cause.errors` for several addresses). */
-function describe(e: unknown): string {
-  if (e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError')) return 'no answer in time';
-  const cause = (e as { cause?: { code?: string; message?: string; errors?: { code?: string }[] } } | null)?.cause;
-  const code = cause?.code ?? cause?.errors?.[0]?.code;
-  if (code) return CAUSES[code] ?? code;
-  return cause?.message ?? (e instanceof Error ? e.message : String(e));
+/** Why fetch threw: Node hides the network error's code in `cause` (or in `cause.errors` for several addresses). */
+function thrown(where: string, e: unknown): DaemonFailure {
+  const timedOut = e instanceof Error && e.name === 'TimeoutError';
+  const cause = (e as { cause?: { code?: string; errors?: { code?: string }[] } } | null)?.cause;
+  return networkFailure(where, cause?.code ?? cause?.errors?.[0]?.code, timedOut);
 }
 
-export function createDaemonClient(apiUrl: string, token: string | null, fetchImpl: typeof fetch = fetch): DaemonClient {
+export interface DaemonClientOptions {
+  fetchImpl?: typeof fetch;
+  /** For tests: how long a GET may take, and opening the event stream. */
+  getTimeoutMs?: number;
+  eventsOpenTimeoutMs?: number;
+}
+
+export function createDaemonClient(apiUrl: string, token: string | null, opts: DaemonClientOptions = {}): DaemonClient {
+  const fetchImpl = opts.fetchImpl ?? fetch;
   const base = new URL(apiUrl);
   base.username = '';
   base.password = '';
@@ -53,24 +50,19 @@ export function createDaemonClient(apiUrl: string, token: string | null, fetchIm
 
   async function call<T>(method: 'GET' | 'POST', path: string): Promise<Result<T, DaemonFailure>> {
     let res: Response;
+    let body: unknown;
     try {
       res = await fetchImpl(`${prefix}${path}`, {
         method,
         headers: headers('application/json'),
-        signal: AbortSignal.timeout(method === 'GET' ? GET_TIMEOUT_MS : POST_TIMEOUT_MS),
+        signal: AbortSignal.timeout(method === 'GET' ? (opts.getTimeoutMs ?? GET_TIMEOUT_MS) : POST_TIMEOUT_MS),
       });
+      body = await res.json().catch(() => undefined);
     } catch (e) {
-      return err({ reason: 'unreachable', message: `the daemon at ${where} is not reachable (${describe(e)})` });
+      return err(thrown(where, e));
     }
-    const body: unknown = await res.json().catch(() => null);
-    if (res.ok) return ok(body as T);
-    const e = (body as { error?: { code?: unknown; message?: unknown } } | null)?.error;
-    return err({
-      reason: 'http',
-      status: res.status,
-      code: typeof e?.code === 'string' ? e.code : 'daemon_error',
-      message: typeof e?.message === 'string' ? e.message : `the daemon answered ${res.status}`,
-    });
+    if (res.ok && body !== undefined) return ok(body as T);
+    return err(httpFailure(where, res.ok ? 502 : res.status, body ?? null, token !== null));
   }
 
   return {
@@ -78,15 +70,23 @@ export function createDaemonClient(apiUrl: string, token: string | null, fetchIm
     get: (path) => call('GET', path),
     post: (path) => call('POST', path),
     async events(signal) {
+      // Only opening is timed: once open, the stream lives until `signal` ends it.
+      const opening = new AbortController();
+      const follow = () => opening.abort(signal.reason);
+      signal.addEventListener('abort', follow, { once: true });
+      const timer = setTimeout(() => opening.abort(new DOMException('no answer in time', 'TimeoutError')), opts.eventsOpenTimeoutMs ?? EVENTS_OPEN_TIMEOUT_MS);
       try {
-        const res = await fetchImpl(`${prefix}/events`, { headers: headers('text/event-stream'), signal });
-        if (!res.ok || res.body === null) {
-          await res.body?.cancel();
-          return err({ reason: 'http', status: res.status, code: 'events_refused', message: `the daemon answered ${res.status} to /events` });
+        const res = await fetchImpl(`${prefix}/events`, { headers: headers('text/event-stream'), signal: opening.signal });
+        const isStream = (res.headers.get('content-type') ?? '').startsWith('text/event-stream');
+        if (!res.ok || res.body === null || !isStream) {
+          const body: unknown = await res.json().catch(() => null);
+          return err(httpFailure(where, res.ok ? 502 : res.status, body, token !== null));
         }
         return ok(res.body);
       } catch (e) {
-        return err({ reason: 'unreachable', message: `the daemon at ${where} is not reachable (${describe(e)})` });
+        return err(thrown(where, e instanceof Error && e.name === 'AbortError' && opening.signal.reason instanceof DOMException && opening.signal.reason.name === 'TimeoutError' ? opening.signal.reason : e));
+      } finally {
+        clearTimeout(timer);
       }
     },
   };

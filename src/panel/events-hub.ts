@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ReloadRecord } from '../api/types.js';
 import type { StatusRecord } from '../tunnel/status.js';
 import type { DaemonClient } from './daemon-client.js';
+import { connecting, connectionLost, type DaemonFailure } from './daemon-failure.js';
 import { createSseReader, type SseEvent } from '../api/sse-reader.js';
 import { unreachable } from '../unreachable.js';
 
@@ -12,9 +13,18 @@ export interface DaemonConfigHealth {
   missing: boolean;
 }
 
+/** Whether the panel talks to the daemon; when not, why (a code the page translates, its values, and in English). */
+export interface DaemonLink {
+  reachable: boolean;
+  code: string | null;
+  params: Record<string, string>;
+  message: string | null;
+  where: string;
+}
+
 /** Everything the page needs to draw live state; sent whole on connect and after each reload. */
 export interface Snapshot {
-  daemon: { reachable: boolean; message: string | null; where: string };
+  daemon: DaemonLink;
   statuses: StatusRecord[];
   health: DaemonConfigHealth | null;
 }
@@ -25,6 +35,13 @@ export type HubMessage =
   | { event: 'reload'; data: ReloadRecord };
 
 type Listener = (m: HubMessage) => void;
+
+/** The page's view of the link: reachable (null failure), or why not. */
+function link(where: string, failure: DaemonFailure | null): DaemonLink {
+  if (failure === null) return { reachable: true, code: null, params: {}, message: null, where };
+  const params = failure.reason === 'connection' ? failure.params : { detail: failure.code };
+  return { reachable: false, code: failure.reason === 'connection' ? failure.code : 'daemon_error', params, message: failure.message, where };
+}
 
 const FIRST_RETRY_MS = 250;
 const MAX_RETRY_MS = 5_000;
@@ -45,7 +62,7 @@ export class EventsHub {
 
   constructor(client: DaemonClient) {
     this.#client = client;
-    this.#snapshot = { daemon: { reachable: false, message: 'connecting to the daemon', where: client.where }, statuses: [], health: null };
+    this.#snapshot = { daemon: link(client.where, connecting(client.where)), statuses: [], health: null };
   }
 
   /** Sends the current snapshot at once, then every change; returns the unsubscribe function. */
@@ -87,10 +104,11 @@ export class EventsHub {
     for (const l of this.#listeners) l(m);
   }
 
-  #setDaemon(reachable: boolean, message: string | null): void {
+  #setDaemon(failure: DaemonFailure): void {
     const d = this.#snapshot.daemon;
-    if (d.reachable === reachable && d.message === message) return;
-    this.#snapshot = { ...this.#snapshot, daemon: { ...d, reachable, message } };
+    const next = link(this.#client.where, failure);
+    if (d.reachable === next.reachable && d.message === next.message) return;
+    this.#snapshot = { ...this.#snapshot, daemon: next };
     this.#emit({ event: 'snapshot', data: this.#snapshot });
   }
 
@@ -102,9 +120,7 @@ export class EventsHub {
     ]);
     const cfg = health.ok ? health.value.config : undefined;
     this.#snapshot = {
-      daemon: statuses.ok
-        ? { reachable: true, message: null, where: this.#client.where }
-        : { reachable: false, message: statuses.error.message, where: this.#client.where },
+      daemon: link(this.#client.where, statuses.ok ? null : statuses.error),
       statuses: statuses.ok && Array.isArray(statuses.value) ? statuses.value : this.#snapshot.statuses,
       health: cfg ? { valid: cfg.valid === true, error: typeof cfg.error === 'string' ? cfg.error : null, missing: cfg.missing === true } : null,
     };
@@ -157,10 +173,10 @@ export class EventsHub {
           // The stream broke (daemon stopped, or we aborted it): reconnect below unless aborted.
         }
         if (signal.aborted) return;
-        this.#setDaemon(false, `lost the connection to the daemon at ${this.#client.where}; reconnecting`);
+        this.#setDaemon(connectionLost(this.#client.where));
       } else {
         if (signal.aborted) return;
-        this.#setDaemon(false, opened.error.message);
+        this.#setDaemon(opened.error);
       }
       try {
         await sleep(delay + Math.floor(Math.random() * 100), undefined, { signal });

@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import { serve, type ServerType } from '@hono/node-server';
+import { listenFailure, showAddress } from '../listen-failure.js';
 import { panelListenProblem, type PanelSettings } from '../settings.js';
 import { createPanelApp } from './app.js';
 import { loadAssets } from './assets.js';
@@ -70,9 +71,7 @@ export async function startPanel(opts: PanelOptions): Promise<RunningPanel> {
 
   const server: ServerType = await new Promise((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: host, port }, () => resolve(s));
-    s.once('error', (e: NodeJS.ErrnoException) =>
-      reject(new Error(e.code === 'EADDRINUSE' ? `${host}:${port} is already in use` : `cannot listen on ${host}:${port}: ${e.message}`)),
-    );
+    s.once('error', (e) => reject(new Error(listenFailure(showAddress(host, port), e))));
   });
   server.on('upgrade', (req, socket, head) => terminals.upgrade(req, socket, head));
   const address = server.address();

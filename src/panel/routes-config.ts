@@ -3,8 +3,8 @@ import { z } from 'zod';
 import type { DirectionMode } from '../tunnel/spec.js';
 import type { Edit, TunnelFields } from '../config-edit/tunnel-input.js';
 import type { ConfigStore, ConfigView, SaveFailure } from '../config-edit/store.js';
-import { describeTunnel, directionChoices } from './describe.js';
-import { problemText } from '../config-edit/field-errors.js';
+import { describeTunnel, directionChoices, tunnelWords } from './describe.js';
+import { codeProblem } from './problem-codes.js';
 import { apiError } from './http-errors.js';
 import { unreachable } from '../unreachable.js';
 
@@ -31,13 +31,13 @@ const healthCheck = (b: z.infer<typeof SaveBody>) => (b.health_check === undefin
 const DeleteBody = z.strictObject({ version: Version, hash: Hash });
 const Index = z.coerce.number().int().min(0).max(100_000);
 
-/** The file's view for the page: entries with their sentence, problems with their text. */
+/** The file's view for the page: entries with their sentence (and its parts), problems with their code and text. */
 export function present(view: ConfigView, mode: DirectionMode) {
   return {
     ...view,
-    problems: view.problems.map((p) => ({ ...p, message: problemText(p) })),
-    warnings: view.warnings.map((p) => ({ ...p, message: problemText(p) })),
-    entries: view.entries.map((e) => ({ ...e, description: describeTunnel(e.fields, mode) })),
+    problems: view.problems.map(codeProblem),
+    warnings: view.warnings.map(codeProblem),
+    entries: view.entries.map((e) => ({ ...e, description: describeTunnel(e.fields, mode), words: tunnelWords(e.fields, mode) })),
   };
 }
 
@@ -51,7 +51,11 @@ export function createConfigApp(deps: ConfigRoutesDeps): Hono {
       case 'conflict':
         return apiError(c, 409, 'conflict', f.message, { current: present(f.current, mode), theirs: f.theirs, theirs_unchanged: f.theirs_unchanged });
       case 'invalid':
-        return apiError(c, 400, 'invalid', f.message, { fields: f.errors.fields, general: f.errors.general });
+        return apiError(c, 400, 'invalid', f.message, {
+          fields: f.errors.fields,
+          general: f.errors.general,
+          problems: f.errors.problems.map((p) => ({ form_field: p.field, ...codeProblem(p.problem) })),
+        });
       case 'not_editable':
         return apiError(c, 409, 'not_editable', f.message);
       case 'not_found':

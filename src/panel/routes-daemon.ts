@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
 import type { Result } from '../result.js';
 import type { DaemonClient, DaemonFailure } from './daemon-client.js';
-import { apiError } from './http-errors.js';
+import { apiError, daemonErrorAnswer } from './http-errors.js';
 import { unreachable } from '../unreachable.js';
 
 export interface DaemonRoutesDeps {
@@ -10,14 +10,13 @@ export interface DaemonRoutesDeps {
 
 const HASH = /^[0-9a-f]{4,32}$/;
 
+/** A connection failure is the panel's 502 with its own code; the daemon's own errors pass on as it said them. */
 function daemonError(c: Context, f: DaemonFailure) {
   switch (f.reason) {
-    case 'unreachable':
-      return apiError(c, 502, 'daemon_unreachable', f.message);
-    case 'http':
-      // The browser's own login is the panel's business: a 401 from the daemon means the panel's token is wrong.
-      if (f.status === 401) return apiError(c, 502, 'daemon_token', 'the daemon refused the panel\'s TUNNEL_API_TOKEN');
-      return apiError(c, f.status === 404 || f.status === 409 || f.status === 400 || f.status === 503 ? f.status : 502, f.code, f.message);
+    case 'connection':
+      return apiError(c, f.code === 'daemon_loading' ? 503 : 502, f.code, f.message, { params: f.params });
+    case 'daemon':
+      return daemonErrorAnswer(c, f.status === 404 || f.status === 409 || f.status === 400 || f.status === 503 ? f.status : 502, f.code, f.message);
     default:
       return unreachable(f, 'failure');
   }

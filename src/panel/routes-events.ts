@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { StatusRecord } from '../tunnel/status.js';
 import type { DirectionMode } from '../tunnel/spec.js';
-import { describeTunnel } from './describe.js';
+import { describeTunnel, tunnelWords } from './describe.js';
 import type { EventsHub, HubMessage } from './events-hub.js';
 import { unreachable } from '../unreachable.js';
 
@@ -18,7 +18,7 @@ const KEEPALIVE_MS = 15_000;
 
 /** Status records carry their sentence too: the page also lists tunnels the file no longer has. */
 function forPage(m: HubMessage, mode: DirectionMode): unknown {
-  const withWords = (s: StatusRecord) => ({ ...s, description: describeTunnel(s, mode) });
+  const withWords = (s: StatusRecord) => ({ ...s, description: describeTunnel(s, mode), words: tunnelWords(s, mode) });
   switch (m.event) {
     case 'snapshot':
       return { ...m.data, statuses: m.data.statuses.map(withWords) };

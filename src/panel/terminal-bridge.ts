@@ -7,7 +7,9 @@ import type { Duplex } from 'node:stream';
 import { parse as parseCookies } from 'hono/utils/cookie';
 import WebSocket, { WebSocketServer, type RawData } from 'ws';
 import { SESSION_COOKIE, type Sessions } from './auth.js';
-import { hostAllowed, originAllowed } from './request-guard.js';
+import { panelHostAllowed, panelOriginAllowed } from '../request-guard.js';
+import type { PanelErrorCode } from './http-errors.js';
+import { httpFailure, networkFailure, type DaemonFailure } from './daemon-failure.js';
 
 const PATH = /^\/api\/terminal\/([0-9a-f]{4,32})$/;
 // The daemon's frame limit (TERMINAL_MAX_FRAME); the browser's frames pass through unchanged.
@@ -29,7 +31,7 @@ export interface TerminalBridge {
   close(): void;
 }
 
-function refuse(socket: Duplex, status: number, code: string, message: string): void {
+function refuse(socket: Duplex, status: number, code: PanelErrorCode, message: string): void {
   const body = JSON.stringify({ error: { code, message } });
   socket.end(`HTTP/1.1 ${status} ${code}\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
 }
@@ -55,8 +57,11 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
       headers: deps.apiToken !== null ? { authorization: `Bearer ${deps.apiToken}` } : {},
       maxPayload: 1024 * 1024,
     });
-    const refused = (message: string) => {
-      if (browser.readyState === browser.OPEN) browser.send(JSON.stringify({ type: 'refused', message }));
+    const where = new URL(deps.apiUrl).origin;
+    // The page shows `code` in its own language; `message` is the same in English.
+    const refused = (f: DaemonFailure) => {
+      const params = f.reason === 'connection' ? f.params : {};
+      if (browser.readyState === browser.OPEN) browser.send(JSON.stringify({ type: 'refused', code: f.code, params, message: f.message }));
       browser.close(CLOSE_REFUSED, 'refused');
     };
     daemon.on('unexpected-response', (_req, res) => {
@@ -64,18 +69,16 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
       res.setEncoding('utf8');
       res.on('data', (d: string) => (body += d));
       res.on('end', () => {
-        let message = `the daemon answered ${res.statusCode ?? 0}`;
+        let parsed: unknown = null;
         try {
-          const e = (JSON.parse(body) as { error?: { message?: unknown } }).error;
-          if (typeof e?.message === 'string') message = e.message;
+          parsed = JSON.parse(body);
         } catch {
-          // Not the daemon's JSON.
+          // Not the daemon's JSON: httpFailure says something else listens there.
         }
-        if (res.statusCode === 401) message = 'the daemon refused the panel\'s TUNNEL_API_TOKEN';
-        refused(message);
+        refused(httpFailure(where, res.statusCode ?? 0, parsed, deps.apiToken !== null));
       });
     });
-    daemon.on('error', (e: NodeJS.ErrnoException) => refused(`the daemon at ${daemonBase.host} is not reachable (${e.code ?? e.message})`));
+    daemon.on('error', (e: NodeJS.ErrnoException) => refused(networkFailure(where, e.code, false)));
 
     // Keys typed before the daemon's side is open wait for it (in order).
     const pending: { data: Buffer; binary: boolean }[] = [];
@@ -106,12 +109,12 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
       const path = new URL(req.url ?? '/', 'http://panel').pathname;
       const m = PATH.exec(path);
       if (m === null) return refuse(socket, 404, 'not_found', `no WebSocket route ${path.slice(0, 200)}`);
-      if (!hostAllowed(req.headers.host, deps.password !== null)) {
+      if (!panelHostAllowed(req.headers.host, deps.password !== null)) {
         return refuse(socket, 403, 'host_not_allowed', 'this panel answers only to a loopback host name; set PANEL_TOKEN to serve it under another name');
       }
       // A WebSocket is not bound by the same-origin policy: only the panel's own page may open one.
       const origin = req.headers.origin;
-      if (origin === undefined || !originAllowed('POST', { origin, host: req.headers.host })) {
+      if (origin === undefined || !panelOriginAllowed('POST', { origin, host: req.headers.host })) {
         return refuse(socket, 403, 'foreign_origin', 'terminals open only from the panel\'s own page');
       }
       if (!authorized(req)) return refuse(socket, 401, 'login_required', 'log in with the panel password first');

@@ -58,7 +58,7 @@ function header(raw: readonly string[], name: string): string | undefined {
  * tried when one cannot be reached, does not answer within its timeout, answers 429
  * or 5xx, rests after its `Retry-After`, or is a tunnel that is not RUNNING — always
  * before a byte reached the client, so the client sees one answer. The last target's
- * failure is the client's answer.
+ * failure is the client's answer; the last target is asked even while it rests.
  */
 export function sendToTargets(shared: Shared, a: Attempts): void {
   new Targets(shared, a).attempt(0);
@@ -112,7 +112,11 @@ class Targets implements Forward {
     const entry = a.runtime.providers.get(target.prefix);
     if (entry === undefined) return this.next('unknown', { status: 404, type: 'invalid_request_error', code: 'model_not_found', message: `no provider "${target.prefix}"` });
     a.obs.provider = target.prefix;
-    const resting = this.shared.rests.left(target.prefix);
+    // A rest only sends the request to another target. The last one is always asked: a
+    // client that retries when the provider said to (after Retry-After, or its own
+    // backoff) reaches it, instead of a refusal made up here for a provider that may
+    // be well again (SPEC §9: clients' retries are theirs).
+    const resting = this.last ? 0 : this.shared.rests.left(target.prefix);
     if (resting > 0) {
       const seconds = Math.ceil(resting / 1000);
       return this.next('resting', {
@@ -161,7 +165,7 @@ class Targets implements Forward {
     const { a } = this;
     const i = this.index;
     const prefix = a.targets[i]!.prefix;
-    if (why.kind === 'status') this.shared.rests.note(prefix, header(why.rawHeaders, 'retry-after'));
+    if (why.kind === 'status') this.shared.rests.note(prefix, header(why.rawHeaders, 'retry-after'), header(why.rawHeaders, 'retry-after-ms'));
     if (this.last || a.res.destroyed) return false;
     a.obs.fellBack(prefix, reasonOf(why));
     const detail = why.kind === 'status' ? { status: why.status } : why.kind === 'unreachable' ? { error: why.code } : {};

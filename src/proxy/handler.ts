@@ -149,7 +149,7 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
     const begun = begin(req, res, endpoint.path, 'POST', endpoint.family);
     if (begun === null) return;
     const r: Incoming = { req, res, endpoint, requestId: begun.requestId, runtime: begun.runtime, obs: begun.obs, client: begun.client };
-    const limit = deps.maxBodyBytes ?? endpoint.maxBytes ?? DEFAULT_MAX_BODY_BYTES;
+    const limit = deps.maxBodyBytes ?? r.runtime.maxBodyBytes ?? endpoint.maxBytes ?? DEFAULT_MAX_BODY_BYTES;
     readBody(req, limit, (body) => {
       if (!Buffer.isBuffer(body)) {
         if (body.reason === 'too_large') {

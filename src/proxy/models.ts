@@ -6,7 +6,11 @@ import { relayHeaders } from './response-headers.js';
 import { locate } from './routing.js';
 import type { UpstreamPool } from './upstream.js';
 
-/** One entry of `GET /v1/models`, in OpenAI's shape. */
+/**
+ * One entry of `GET /v1/models`, in OpenAI's shape, with every other field the
+ * provider gave (vLLM's `max_model_len`, `root`, `parent`, `permission`; llama.cpp's
+ * `meta`): clients read them to size prompts.
+ */
 export interface ModelEntry {
   id: string;
   object: 'model';
@@ -14,6 +18,7 @@ export interface ModelEntry {
   owned_by: string;
   /** Aliases only: what the name stands for, in the order tried. */
   targets?: string[];
+  readonly [field: string]: unknown;
 }
 
 // Anthropic's API wants its version named on every call; this one is the stable one its SDKs send.
@@ -141,7 +146,12 @@ function fetchModels(pool: UpstreamPool, p: Provider): Promise<Listing> {
   });
 }
 
-/** Reads an OpenAI list (`{"data": [{"id"…}]}`) and prefixes each id. */
+/**
+ * Reads an OpenAI list (`{"data": [{"id"…}]}`) and prefixes each id. Every other field
+ * of an entry is kept as the provider wrote it (a `parent` or `root` included: they name
+ * the provider's own models and weights); `object`, `created` and `owned_by` are filled
+ * in where the provider left them out or gave another type, as OpenAI's clients expect.
+ */
 export function parseList(prefix: string, text: string): Listing {
   let body: unknown;
   try {
@@ -155,8 +165,10 @@ export function parseList(prefix: string, text: string): Listing {
   for (const m of data) {
     const id = (m as { id?: unknown } | null)?.id;
     if (typeof id !== 'string') continue;
-    const { created, owned_by } = m as { created?: unknown; owned_by?: unknown };
+    const fields = m as Record<string, unknown>;
+    const { created, owned_by } = fields;
     out.push({
+      ...fields,
       id: `${prefix}:${id}`,
       object: 'model',
       created: typeof created === 'number' ? created : 0,

@@ -58,6 +58,8 @@ export interface Runtime {
   defaultProvider: string | null;
   /** Null: no CORS at all. */
   corsOrigins: readonly string[] | null;
+  /** `max_body_mib` in bytes: the largest body of any /v1 request; null: each endpoint's default. */
+  maxBodyBytes: number | null;
   /** The client headers passed on to providers: the built-in ones and `proxy.forward_headers` (see request-headers.ts). */
   forwarded: readonly string[];
   /** Null when `api_keys` is absent (the group is open); the digests of the keys that expanded otherwise. */
@@ -186,6 +188,7 @@ export function compile(config: ProxyConfig, env: NodeJS.ProcessEnv): Runtime {
     aliases,
     defaultProvider: config.default_provider ?? null,
     corsOrigins: config.cors_origins ?? null,
+    maxBodyBytes: config.max_body_mib === undefined ? null : config.max_body_mib * 1024 * 1024,
     forwarded: forwardedNames(config.forward_headers ?? []),
     clientKeys,
     unsetClientKeyVariables,

@@ -1,6 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { listenFailure, showAddress } from '../listen-failure.js';
 import { answerParserErrors, closeEveryConnection, LISTENER_OPTIONS, requireHost } from '../http-listener.js';
+import { guardRequests } from '../listener-guard.js';
 import { bearerMatches, clientAuthorization } from './auth.js';
 import { callerOf } from './clients/gate.js';
 import type { ProxyDeps } from './deps.js';
@@ -31,6 +33,8 @@ export function startProxyServer(options: {
   requestTimeoutMs?: number;
   /** How long a CONNECT's connection is kept after its answer (http-listener's default unless set, as for a test). */
   connectLingerMs?: number;
+  /** TUNNEL_API_ALLOWED_HOSTS: names besides loopback and `host` that requests may give as Host. */
+  allowedHosts?: readonly string[];
 }): Promise<ProxyServer> {
   const deps = { ...options.deps, metrics: options.deps.metrics ?? createProxyMetrics() };
   const handler = createProxyHandler(deps);
@@ -53,16 +57,18 @@ export function startProxyServer(options: {
   };
   const server = http.createServer(
     { noDelay: true, ...LISTENER_OPTIONS, ...(options.requestTimeoutMs === undefined ? {} : { requestTimeout: options.requestTimeoutMs, connectionsCheckingInterval: Math.min(1000, options.requestTimeoutMs) }) },
-    requireHost((req, res) => {
+    // The browser guard (SPEC §6) before every route, /metrics included.
+    requireHost(guardRequests((req, res) => {
       if ((req.method === 'GET' || req.method === 'HEAD') && (req.url === '/metrics' || req.url?.startsWith('/metrics?'))) return metrics(req, res);
       handler(req, res);
-    }, 'GET, HEAD, POST, DELETE, OPTIONS'),
+    }, { listenHost: options.host, allowedHosts: options.allowedHosts ?? [], corsOrigins: () => deps.getConfig()?.cors_origins ?? null }), 'GET, HEAD, POST, DELETE, OPTIONS'),
   );
   answerParserErrors(server, options.connectLingerMs);
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    const refused = (e: Error) => reject(new Error(listenFailure(showAddress(options.host, options.port), e)));
+    server.once('error', refused);
     server.listen(options.port, options.host, () => {
-      server.off('error', reject);
+      server.off('error', refused);
       let closing: Promise<void> | null = null;
       resolve({
         port: (server.address() as AddressInfo).port,

@@ -1,7 +1,8 @@
 // The pids of our live ssh children, kept in the state dir so that a daemon started
 // after a crash (even kill -9, which no exit handler survives) can end what its
 // predecessor left running. Old children are never adopted: their stderr is gone.
-import { appendFileSync, readFileSync } from 'node:fs';
+import { accessSync, appendFileSync, constants, readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import type { Clock } from './clock.js';
 import { writeFileAtomic } from './state-files.js';
 
@@ -114,6 +115,59 @@ export function runsArgv(pid: number, argv: readonly string[]): boolean {
   return actual.length === argv.length && actual.every((a, i) => a === argv[i]);
 }
 
+/** Who may be signalled as a leftover: processes of this uid running this program (an absolute, resolved path). */
+export interface LeftoverOwner {
+  uid: number;
+  /** The configured ssh as a real path; null when it cannot be found (then nothing is signalled). */
+  program: string | null;
+}
+
+/**
+ * The file `bin` names: itself when it has a slash, else the first executable of
+ * that name on `path` (as execvp finds it), with links resolved; null when none.
+ */
+export function programPath(bin: string, path: string | undefined): string | null {
+  const candidates = bin.includes('/') ? [resolve(bin)] : (path ?? '').split(delimiter).filter((d) => isAbsolute(d)).map((d) => join(d, bin));
+  for (const c of candidates) {
+    try {
+      accessSync(c, constants.X_OK);
+      return realpathSync(c);
+    } catch {
+      // Not this one.
+    }
+  }
+  return null;
+}
+
+/** The real uid of a process, or null when it is gone. */
+function uidOf(pid: number): number | null {
+  try {
+    const m = /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The program a process runs (its executable's path; a replaced binary reads "… (deleted)"), or null. */
+function programOf(pid: number): string | null {
+  try {
+    return readlinkSync(`/proc/${pid}/exe`).replace(/ \(deleted\)$/, '');
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * True when a recorded leftover may be signalled: it still runs its recorded argv,
+ * as our uid, and its program is the configured ssh. A children file another account
+ * wrote (or a pid reused by another user's or another program's process) names
+ * nothing we end.
+ */
+export function isOurLeftover(e: Entry, owner: LeftoverOwner): boolean {
+  return owner.program !== null && runsArgv(e.pid, e.argv) && uidOf(e.pid) === owner.uid && programOf(e.pid) === owner.program;
+}
+
 function signal(pid: number, sig: NodeJS.Signals): void {
   try {
     process.kill(pid, sig);
@@ -135,13 +189,16 @@ async function waitGone(entries: readonly Entry[], ms: number, clock: Clock): Pr
 /**
  * Ends the ssh children a previous daemon recorded (TERM, then KILL after
  * `graceMs`) and waits until they are gone. `stuck` lists any that outlived SIGKILL
- * (uninterruptible sleep), which the caller can only report.
+ * (uninterruptible sleep), which the caller can only report; `skipped`, the live
+ * recorded processes left alone because they are not ours (isOurLeftover).
  */
-export async function endLeftovers(path: string, graceMs: number, clock: Clock): Promise<{ ended: number[]; stuck: number[] }> {
-  const ours = recordedChildren(path).filter((e) => runsArgv(e.pid, e.argv));
+export async function endLeftovers(path: string, graceMs: number, clock: Clock, owner: LeftoverOwner): Promise<{ ended: number[]; stuck: number[]; skipped: number[] }> {
+  const recorded = recordedChildren(path).filter((e) => runsArgv(e.pid, e.argv));
+  const ours = recorded.filter((e) => isOurLeftover(e, owner));
+  const skipped = recorded.filter((e) => !ours.includes(e)).map((e) => e.pid);
   for (const e of ours) signal(e.pid, 'SIGTERM');
   const stubborn = await waitGone(ours, graceMs, clock);
   for (const e of stubborn) signal(e.pid, 'SIGKILL');
   const left = await waitGone(stubborn, 5_000, clock);
-  return { ended: ours.map((e) => e.pid), stuck: left.map((e) => e.pid) };
+  return { ended: ours.map((e) => e.pid), stuck: left.map((e) => e.pid), skipped };
 }

@@ -44,7 +44,7 @@ export interface ExitFacts {
   /** Every stderr line of the attempt (debug lines included), oldest first. */
   lines: readonly string[];
   /** The forward flag and, for -R, the remote bind address as configured (null: server default). */
-  flag: '-L' | '-R';
+  flag: '-L' | '-R' | '-D';
   remoteBind: string | null;
 }
 
@@ -66,6 +66,10 @@ const FORWARDING_REFUSED_LABEL = 'the server refuses port forwarding (AllowTcpFo
 // Order matters: the first rule whose pattern matches any line wins.
 const RULES: readonly Rule[] = [
   { pattern: /REMOTE HOST IDENTIFICATION HAS CHANGED|Host key verification failed|host key for .* has changed|No \S+ host key is known for/i, reason: 'host_key', label: 'host key verification failed' },
+  // The key ssh would have used, refused or unreadable (OpenSSH's sshkey_perm_ok): the
+  // cause of the "Permission denied" that follows. check names the fix for its layout.
+  { pattern: /^Load key ".*": bad permissions$/i, reason: 'auth', label: 'ssh ignored the private key: it belongs to the user ssh runs as and group or others can read it (tunnel-manager check names the fix)' },
+  { pattern: /^Load key ".*": Permission denied$/i, reason: 'auth', label: 'the user ssh runs as cannot read the private key (tunnel-manager check names the fix)' },
   { pattern: /Permission denied \(|Too many authentication failures|Authentication failed/i, reason: 'auth', label: 'authentication failed' },
   { pattern: /Could not resolve hostname .*(Name or service not known|No address associated|nodename nor servname)/i, reason: 'unknown_host', label: 'unknown host' },
   { pattern: /Temporary failure in name resolution|Could not resolve hostname/i, reason: 'unreachable', label: 'name resolution failed' },

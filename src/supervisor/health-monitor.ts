@@ -12,7 +12,7 @@ import type { OnProcessState } from './process-sweep.js';
 /** What one RUNNING period watches. */
 export interface Watched {
   pid: number | null;
-  flag: '-L' | '-R';
+  flag: '-L' | '-R' | '-D';
   remoteBind: string | null;
   check: HealthCheck | null;
   /** Where a health_check connects (through the forward); null when the daemon cannot reach the listening side. */

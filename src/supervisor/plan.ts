@@ -1,9 +1,11 @@
 // From a tunnel spec and what `ssh -G` said about its host to everything a runner
 // needs: the argv, where to probe, how long a start may take.
 import type { DirectionMode, TunnelSpec } from '../tunnel/spec.js';
-import { forwardSpec, sshArgs, SSH_DEFAULTS } from '../tunnel/ssh-args.js';
+import { forwardSpec, masterArgs, sshArgs, sshBaseArgs, SSH_DEFAULTS, type SshArgsInput } from '../tunnel/ssh-args.js';
+import { sharesConnection } from '../tunnel/spec.js';
+import { connectionId, controlPath } from './control-path.js';
 import { checkTarget } from '../tunnel/check-target.js';
-import type { TunnelPlan } from './runner.js';
+import type { SharedForward, TunnelPlan } from './runner.js';
 import { spacingKey } from './spacing.js';
 import type { HostInfo } from '../ssh-config/settings.js';
 import { oursFirst } from '../ssh-config/daemon-config.js';
@@ -17,6 +19,8 @@ export interface PlanContext {
   knownHostsPath: string;
   /** Where an interactive tunnel's ssh writes its debug lines (-E), as `<hash>.log`. */
   loginLogDir: string;
+  /** Where shared connections' control sockets go; null: none could be prepared, every tunnel has its own ssh. */
+  controlDir: string | null;
 }
 
 // Beyond ConnectTimeout (TCP connect and banner), time for key exchange,
@@ -39,15 +43,34 @@ export function knownHostsList(ours: string, host: HostInfo): string[] {
   return oursFirst(ours, host.knownHostsFiles);
 }
 
+/**
+ * A shared tunnel's forward and its connection (SPEC §14): the connection's id is the
+ * hash of its login's argv — host and whole effective option set — so tunnels whose
+ * logins would be the same share it, and any difference gives another connection.
+ */
+function sharedPlan(spec: TunnelSpec, ctx: PlanContext, input: SshArgsInput, host: HostInfo): SharedForward | null {
+  if (!sharesConnection(spec) || spec.interactive || ctx.controlDir === null) return null;
+  const base = sshBaseArgs(input);
+  const id = connectionId([ctx.sshBin, ...base, '--', spec.remote_host]);
+  const path = controlPath(ctx.controlDir, id);
+  const fwd = forwardSpec(spec, ctx.mode);
+  return {
+    connection: { id, file: ctx.sshBin, args: masterArgs(base, spec.remote_host, path), controlPath: path, spacingKey: spacingKey(spec.remote_host), sshEndpoint: host.endpoint },
+    forward: { flag: fwd.flag, value: fwd.value },
+    port: fwd.flag === '-R' ? spec.remote_port.port : spec.local_port.port,
+  };
+}
+
 export function buildPlan(spec: TunnelSpec, ctx: PlanContext, host: HostInfo): TunnelPlan {
   const { flag } = forwardSpec(spec, ctx.mode);
-  const args = sshArgs({
+  const input: SshArgsInput = {
     spec,
     mode: ctx.mode,
     sshConfigPath: ctx.sshConfigPath,
     knownHostsFiles: knownHostsList(ctx.knownHostsPath, host),
     debugLog: spec.interactive ? `${ctx.loginLogDir}/${spec.hash}.log` : null,
-  });
+  };
+  const args = sshArgs(input);
   const connectTimeout = Number(optionValue(spec.ssh_options, 'ConnectTimeout') ?? SSH_DEFAULTS.ConnectTimeout);
   const startTimeoutS = (Number.isFinite(connectTimeout) && connectTimeout > 0 ? connectTimeout : 10) + START_MARGIN_S;
   return {
@@ -57,9 +80,10 @@ export function buildPlan(spec: TunnelSpec, ctx: PlanContext, host: HostInfo): T
     flag,
     remoteBind: flag === '-R' ? spec.remote_port.host : null,
     sshEndpoint: host.endpoint,
-    localBind: flag === '-L' ? { host: spec.local_port.host ?? '127.0.0.1', port: spec.local_port.port } : null,
+    localBind: flag !== '-R' ? { host: spec.local_port.host ?? '127.0.0.1', port: spec.local_port.port } : null,
     spacingKey: spacingKey(spec.remote_host),
     startTimeoutMs: startTimeoutS * 1000,
     checkTarget: checkTarget(spec, flag, host.endpoint),
+    shared: sharedPlan(spec, ctx, input, host),
   };
 }

@@ -4,7 +4,7 @@
 // /proc/<pid>/stat stays open and is read again from offset 0 (procfs regenerates it),
 // one system call per tunnel per sweep; an open descriptor also keeps meaning that
 // process, never a later one that reuses its pid.
-import { closeSync, openSync, readSync } from 'node:fs';
+import { readFileSync, closeSync, openSync, readSync } from 'node:fs';
 import type { Clock } from './clock.js';
 
 /** How often the sweep runs while anything is watched: the bound for seeing a stopped ssh. */
@@ -29,6 +29,15 @@ function stateLetter(bytes: Uint8Array, n: number): string | null {
 }
 
 /** Called after each sweep with the process's state letter, or null once it cannot be read (gone). */
+/** A process's state letter now, null when it is gone or unreadable. */
+export function readProcessState(pid: number): string | null {
+  try {
+    return statState(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
 export type OnProcessState = (state: string | null) => void;
 
 interface Watch {

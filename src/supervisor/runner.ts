@@ -3,6 +3,7 @@
 // the effects that come out (spawn, terminate, timers, probes, announcements). Every
 // decision is the lifecycle's; this file only does the I/O.
 import type { TunnelSpec } from '../tunnel/spec.js';
+import type { ForwardFlag } from '../tunnel/ssh-args.js';
 import type { StatusRecord } from '../tunnel/status.js';
 import { unreachable } from '../unreachable.js';
 import type { BackoffPolicy } from './backoff.js';
@@ -18,6 +19,10 @@ import type { SpawnSpacer } from './spacing.js';
 import { isEstablishedLine, isLoggedInLine, keepInLog } from './ssh-output.js';
 import { terminate, type ChildExit, type SshChild, type SpawnSsh } from './ssh-process.js';
 import { err, type Result } from '../result.js';
+import type { ConnectionPlan, ConnectionRunner } from './connection.js';
+import type { ConnectionPool } from './connection-pool.js';
+import { runSharedAttempt } from './shared-attempt.js';
+import type { ControlForward } from './control-command.js';
 import { LoginSlot } from './login-slot.js';
 import type { LoginTerminal, SpawnPty } from './pty-process.js';
 import type { Attachment, AttachRefusal, LoginOutcome, TerminalSink } from './types.js';
@@ -27,7 +32,7 @@ export interface TunnelPlan {
   spec: TunnelSpec;
   file: string;
   args: string[];
-  flag: '-L' | '-R';
+  flag: ForwardFlag;
   /** For -R: the remote bind address as configured (null: the server's default). */
   remoteBind: string | null;
   /** The ssh server's address to probe while it is unreachable; null behind a proxy. */
@@ -40,6 +45,16 @@ export interface TunnelPlan {
   startTimeoutMs: number;
   /** Where a health_check connects through the forward (null: out of the daemon's reach). */
   checkTarget: CheckTarget | null;
+  /** The forward on a shared connection (SPEC §14); null: an ssh of its own, as `args` says. */
+  shared: SharedForward | null;
+}
+
+/** A tunnel's forward on its host's shared connection. */
+export interface SharedForward {
+  connection: ConnectionPlan;
+  forward: ControlForward;
+  /** The listening port, to tell the master's lines about it apart. */
+  port: number;
 }
 
 export interface RunnerDeps {
@@ -49,6 +64,8 @@ export interface RunnerDeps {
   spawnPty: SpawnPty;
   probe: Probe;
   spacer: SpawnSpacer;
+  /** The shared connections (SPEC §14) that carry the forwards of tunnels whose plan says so. */
+  connections: ConnectionPool;
   /** The one process check for every RUNNING tunnel's ssh. */
   processes: ProcessSweep;
   /** Records live children's pids in the state dir. */
@@ -91,6 +108,8 @@ export class Runner {
   /** The attempt whose RUNNING period the health monitor watches. */
   private watchedAttempt: number | null = null;
   private quietHealth = false;
+  /** The shared connection this tunnel wants now, and how to stop watching it. */
+  private joined: { conn: ConnectionRunner; unwatch: () => void } | null = null;
 
   constructor(
     private plan: TunnelPlan,
@@ -156,6 +175,7 @@ export class Runner {
       pid: pidOf(t.phase),
       since: new Date(t.since).toISOString(),
       restarts: t.restarts,
+      connection: this.plan.shared === null ? null : (this.joined?.conn.record() ?? { id: this.plan.shared.connection.id, pid: null, state: 'down' }),
       last_exit: t.lastExit,
       last_error: t.lastError,
       next_retry_at: t.phase.id === 'backoff' ? new Date(t.phase.until).toISOString() : null,
@@ -168,6 +188,11 @@ export class Runner {
    * tries at once. `restart` counts it in `restarts` (a config change, not a user start).
    */
   start(opts: { restart: boolean }): void {
+    // Out of RETRYING at once, and out of FAILED or STOPPED afresh: its connection too,
+    // which may be backing off or resting after a failure no retry fixes.
+    const shared = this.plan.shared;
+    const phase = this.tunnel.phase.id;
+    if (shared !== null && (phase === 'backoff' || !isActive(this.tunnel.phase))) this.deps.connections.get(shared.connection).retryNow(shared.connection);
     this.dispatch({ type: 'start', restart: opts.restart });
   }
 
@@ -220,7 +245,35 @@ export class Runner {
     } finally {
       this.draining = false;
     }
+    this.followConnection();
     this.settleLogin();
+  }
+
+  /**
+   * A shared tunnel wants its connection while it is active and not being stopped: the
+   * connection runs its master while any tunnel wants it, and calls this one back (a
+   * try at once out of RETRYING) when it is up again.
+   */
+  private followConnection(): void {
+    const shared = this.plan.shared;
+    const p = this.tunnel.phase;
+    const wants = shared !== null && isActive(p) && !(p.id === 'stopping' && p.then === 'stop');
+    const id = wants ? shared.connection.id : null;
+    if ((this.joined?.conn.id ?? null) === id) return;
+    const hash = this.plan.spec.hash;
+    if (this.joined !== null) {
+      this.joined.unwatch();
+      this.joined.conn.unwant(hash);
+      this.joined = null;
+    }
+    if (!wants) return;
+    const conn = this.deps.connections.get(shared.connection);
+    this.joined = { conn, unwatch: conn.watch(() => this.announce()) };
+    // Its retry, now: counted in `restarts` as any retry.
+    conn.want(hash, () => {
+      const p = this.tunnel.phase;
+      if (p.id === 'backoff') this.dispatch({ type: 'retry-due', wait: p.wait });
+    });
   }
 
   /** Ends an attached terminal's session once the login is over, one way or the other. */
@@ -260,7 +313,8 @@ export class Runner {
     const { clock, graceMs } = this.deps;
     switch (e.type) {
       case 'spawn':
-        void this.runAttempt(e.attempt, e.mode, this.token(e.attempt));
+        if (this.plan.shared !== null && e.mode === 'batch') void this.runShared(e.attempt, this.plan.shared, this.token(e.attempt));
+        else void this.runAttempt(e.attempt, e.mode, this.token(e.attempt));
         return;
       case 'terminate': {
         const live = this.children.get(e.attempt);
@@ -327,7 +381,7 @@ export class Runner {
       if (this.watchedAttempt === attempt) this.health.line(line);
       // sshd refusing every -L channel is a cause no retry fixes (SPEC §4), but ssh
       // would go on listening; ended here, its exit classifies as FAILED with the line.
-      if (plan.flag === '-L' && forwardingRefusedLine(line) !== null) this.children.get(attempt)?.child.kill('SIGTERM');
+      if (plan.flag !== '-R' && forwardingRefusedLine(line) !== null) this.children.get(attempt)?.child.kill('SIGTERM');
       if (isLoggedInLine(line)) release();
       if (isEstablishedLine(line, plan.flag)) {
         release();
@@ -361,6 +415,34 @@ export class Runner {
     resolveGone();
   }
 
+  /** One attempt on a shared connection: the forward is asked for, added, and ends when cancelled or when the connection does. */
+  private async runShared(attempt: number, shared: SharedForward, signal: AbortSignal): Promise<void> {
+    const plan = this.plan;
+    const conn = this.deps.connections.get(shared.connection);
+    let resolveGone!: () => void;
+    const gone = new Promise<void>((r) => (resolveGone = r));
+    await runSharedAttempt(conn, shared, signal, {
+      line: (line) => {
+        if (keepInLog(line)) this.ring.push(line, this.deps.clock.now());
+        this.deps.onLine?.(plan.spec.hash, line);
+        if (this.watchedAttempt === attempt) this.health.line(line);
+        // As for an ssh of its own (runAttempt): every -L channel refused is a cause no retry fixes.
+        return plan.flag !== '-R' ? forwardingRefusedLine(line) : null;
+      },
+      note: (text) => this.note(text),
+      started: (child) => this.children.set(attempt, { child, gone }),
+      added: (pid) => {
+        this.dispatch({ type: 'spawned', attempt, pid });
+        this.dispatch({ type: 'established', attempt });
+      },
+      ended: (exit, failure) => {
+        this.children.delete(attempt);
+        this.dispatch({ type: 'exited', attempt, exit, failure, probe: this.probeTarget(failure, plan) });
+      },
+    });
+    resolveGone();
+  }
+
   private async runProbe(token: number, at: number, target: ProbeTarget): Promise<void> {
     const { clock, probe } = this.deps;
     const signal = this.token(token);
@@ -387,6 +469,7 @@ export class Runner {
     }
   }
 
+  /** Publishes the status record unless it is unchanged. */
   private announce(): void {
     const record = this.status();
     const key = JSON.stringify(record);

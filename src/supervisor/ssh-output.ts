@@ -11,8 +11,9 @@ import { isDebugLine } from './classify.js';
  * - `-R`: the server answers asynchronously, after the client loop started;
  *   "remote forward success for: listen …" is its positive answer.
  */
-export function isEstablishedLine(line: string, flag: '-L' | '-R'): boolean {
-  return flag === '-L'
+export function isEstablishedLine(line: string, flag: '-L' | '-R' | '-D'): boolean {
+  // -D binds before the client loop, as -L does.
+  return flag !== '-R'
     ? line.startsWith('debug1: Entering interactive session.')
     : line.startsWith('debug1: remote forward success for: listen ');
 }

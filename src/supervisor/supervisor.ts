@@ -6,7 +6,9 @@ import { join } from 'node:path';
 import type { DirectionMode, TunnelSpec } from '../tunnel/spec.js';
 import type { DesiredState, StatusRecord } from '../tunnel/status.js';
 import { DEFAULT_BACKOFF } from './backoff.js';
-import { ChildRegistry, endLeftovers } from './children.js';
+import { ChildRegistry, endLeftovers, programPath } from './children.js';
+import { checkStateDirOwner, StateDirError } from './state-dir-owner.js';
+import { lockStateDir, type StateLock } from './state-lock.js';
 import { systemClock, type Clock } from './clock.js';
 import { DesiredStore } from './desired.js';
 import { diffTunnels } from '../config/diff.js';
@@ -14,7 +16,7 @@ import { buildPlan, type PlanContext } from './plan.js';
 import { tcpProbe } from './probe.js';
 import { Runner, type RunnerDeps, type TunnelPlan } from './runner.js';
 import { SpawnSpacer } from './spacing.js';
-import { ProcessSweep } from './process-sweep.js';
+import { ProcessSweep, readProcessState } from './process-sweep.js';
 import { sshConfigReader } from '../ssh-config/read.js';
 import { HostViews, SSH_G_CONCURRENCY, type Resolution } from './host-views.js';
 import { userConfigFiles } from '../ssh-config/daemon-config.js';
@@ -23,6 +25,9 @@ import { writeDaemonSshConfig, type DaemonSshConfigFile } from './ssh-config-fil
 import { ptySpawn, type SpawnPty } from './pty-process.js';
 import { execaSpawn } from './ssh-process.js';
 import { prepareStateDir, statePaths } from './state-files.js';
+import { ConnectionPool } from './connection-pool.js';
+import { execaControl } from './control-command.js';
+import { prepareControlDir } from './control-path.js';
 import { err, type Result } from '../result.js';
 import type { ApplyReport, Attachment, AttachRefusal, SupervisorApi, SupervisorEvent, TerminalSink } from './types.js';
 
@@ -50,6 +55,8 @@ const DEFAULTS = {
   // Below sshd's default MaxStartups start (10), leaving room for other clients.
   maxLoginsInFlight: 4,
   logLines: 200,
+  // A shared connection's login: ConnectTimeout (10 s by default) and a margin.
+  connectionStartTimeoutMs: 20_000,
 };
 
 /**
@@ -61,15 +68,31 @@ export async function createSupervisor(opts: SupervisorOptions): Promise<Supervi
   const clock = systemClock;
   const log = opts.log ?? (() => {});
   const paths = statePaths(opts.stateDir);
+  const uid = process.getuid?.() ?? 0;
+  const owned = checkStateDirOwner(paths.dir, uid);
+  if (!owned.ok) throw new StateDirError(owned.error);
   prepareStateDir(paths);
+  // Before the leftovers: a second daemon on this dir would end the first one's children.
+  const lock = lockStateDir(paths.dir, process.pid);
+  if (!lock.ok) throw new StateDirError(lock.error);
   const graceMs = DEFAULTS.graceMs;
-  const leftovers = await endLeftovers(paths.children, graceMs, clock);
+  const owner = { uid, program: programPath(opts.sshBin, process.env.PATH) };
+  const leftovers = await endLeftovers(paths.children, graceMs, clock, owner).catch((e: unknown) => {
+    lock.value.release();
+    throw e;
+  });
   if (leftovers.ended.length > 0) log({ event: 'leftover_ssh_ended', pids: leftovers.ended });
   if (leftovers.stuck.length > 0) log({ event: 'leftover_ssh_stuck', pids: leftovers.stuck });
+  if (leftovers.skipped.length > 0) {
+    log({ event: 'leftover_not_ours', pids: leftovers.skipped, message: `left alone: not processes of uid ${uid} running ${owner.program ?? opts.sshBin}` });
+  }
   const registry = new ChildRegistry(paths.children);
   registry.reset();
   const daemonSshConfig = writeDaemonSshConfig(paths, opts.sshConfigPath, log);
-  return new Supervisor(opts, clock, log, registry, DesiredStore.load(paths.desired), paths.knownHosts, paths.loginLogs, graceMs, daemonSshConfig);
+  const controlDir = prepareControlDir(paths.dir);
+  if (!controlDir.ok) log({ event: 'shared_connections_unavailable', error: controlDir.error });
+  const places = { knownHostsPath: paths.knownHosts, loginLogDir: paths.loginLogs, controlDir: controlDir.ok ? controlDir.value : null };
+  return new Supervisor(opts, clock, log, registry, DesiredStore.load(paths.desired), places, graceMs, daemonSshConfig, lock.value);
 }
 
 class Supervisor implements SupervisorApi {
@@ -79,6 +102,7 @@ class Supervisor implements SupervisorApi {
   private readonly planContext: PlanContext;
   private readonly sshConfigWatcher: SshConfigWatcher;
   private readonly hosts: HostViews;
+  private readonly connections: ConnectionPool;
   private queue: Promise<unknown> = Promise.resolve();
   private shutdownPromise: Promise<void> | null = null;
 
@@ -88,12 +112,12 @@ class Supervisor implements SupervisorApi {
     private readonly log: (entry: Record<string, unknown>) => void,
     registry: ChildRegistry,
     private readonly desired: DesiredStore,
-    knownHostsPath: string,
-    loginLogDir: string,
+    places: Pick<PlanContext, 'knownHostsPath' | 'loginLogDir' | 'controlDir'>,
     graceMs: number,
     daemonSshConfig: DaemonSshConfigFile,
+    private readonly stateLock: StateLock,
   ) {
-    this.planContext = { sshBin: opts.sshBin, sshConfigPath: daemonSshConfig.path, mode: opts.mode, knownHostsPath, loginLogDir };
+    this.planContext = { sshBin: opts.sshBin, sshConfigPath: daemonSshConfig.path, mode: opts.mode, ...places };
     this.sshConfigWatcher = watchSshConfig(
       () => this.rereadInBackground([...this.runners.values()].map((r) => r.spec), 'ssh config changed'),
       (e) => log({ event: 'ssh_config_watch_error', error: e.message }),
@@ -108,12 +132,26 @@ class Supervisor implements SupervisorApi {
       // Written before the round's answers are used, so a hop's ssh finds its own block.
       (hops) => daemonSshConfig.write(hops),
     );
+    const spacer = new SpawnSpacer(clock, DEFAULTS.spawnGapMs, DEFAULTS.maxLoginsInFlight);
+    this.connections = new ConnectionPool({
+      clock,
+      spawn: execaSpawn,
+      control: execaControl,
+      probe: tcpProbe,
+      spacer,
+      registry,
+      rules: { policy: DEFAULT_BACKOFF, unprobedCapMs: DEFAULTS.unprobedCapMs, probeIntervalMs: DEFAULTS.probeIntervalMs, startTimeoutMs: DEFAULTS.connectionStartTimeoutMs },
+      graceMs,
+      processState: readProcessState,
+      log,
+    });
     this.runnerDeps = {
       clock,
       spawn: execaSpawn,
       spawnPty: opts.spawnPty ?? ptySpawn,
       probe: tcpProbe,
-      spacer: new SpawnSpacer(clock, DEFAULTS.spawnGapMs, DEFAULTS.maxLoginsInFlight),
+      spacer,
+      connections: this.connections,
       processes: new ProcessSweep(clock),
       registry,
       policy: DEFAULT_BACKOFF,
@@ -275,7 +313,12 @@ class Supervisor implements SupervisorApi {
   shutdown(): Promise<void> {
     this.shutdownPromise ??= this.serial(async () => {
       await this.sshConfigWatcher.close();
-      await Promise.all([...this.runners.values()].map((r) => r.stop()));
+      const stopped = Promise.all([...this.runners.values()].map((r) => r.stop()));
+      // Ending the masters ends every forward on them: no cancel one by one.
+      await this.connections.close();
+      await stopped;
+      // Once no child of ours runs, the next daemon may take the state dir.
+      this.stateLock.release();
       this.log({ event: 'supervisor_stopped' });
     });
     return this.shutdownPromise;

@@ -1,6 +1,7 @@
 // Where a health_check connects through a tunnel's forward (SPEC §5). Pure: the one
 // rule the daemon runs checks by and `check` warns by.
 import type { TunnelSpec } from './spec.js';
+import { listensHere, type ForwardFlag } from './ssh-args.js';
 
 /** The listening side of the forward, as reached from the daemon. */
 export interface CheckTarget {
@@ -16,8 +17,8 @@ const isLoopback = (h: string) => h === 'localhost' || h === '::1' || /^127\./.t
  * loopback and the server is reached directly (`serverEndpoint` from ssh -G, null
  * behind a proxy). A loopback bind on the server is out of our reach: null.
  */
-export function checkTarget(spec: TunnelSpec, flag: '-L' | '-R', serverEndpoint: { host: string } | null): CheckTarget | null {
-  if (flag === '-L') {
+export function checkTarget(spec: TunnelSpec, flag: ForwardFlag, serverEndpoint: { host: string } | null): CheckTarget | null {
+  if (listensHere(flag)) {
     const bind = spec.local_port.host ?? '127.0.0.1';
     return { host: WILDCARD[bind] ?? bind, port: spec.local_port.port };
   }

@@ -16,7 +16,7 @@ export interface Health {
 
 export type HealthObservation =
   /** The forward was established; `remoteBind` is the -R bind address as configured. */
-  | { kind: 'established'; flag: '-L' | '-R'; remoteBind: string | null }
+  | { kind: 'established'; flag: '-L' | '-R' | '-D'; remoteBind: string | null }
   /** Not RUNNING (any other status): nothing carries data. */
   | { kind: 'down' }
   /** One line of ssh's stderr (LogLevel DEBUG1). */

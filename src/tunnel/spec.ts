@@ -1,11 +1,15 @@
 import type { Endpoint } from './endpoint.js';
 
-export type Direction = 'local_to_remote' | 'remote_to_local';
-export const DIRECTIONS: readonly Direction[] = ['local_to_remote', 'remote_to_local'];
+/** `socks`: a dynamic SOCKS5 forward (ssh -D) on local_port, with no remote_port (SPEC §14). */
+export type Direction = 'local_to_remote' | 'remote_to_local' | 'socks';
+export const DIRECTIONS: readonly Direction[] = ['local_to_remote', 'remote_to_local', 'socks'];
 
 /** How `direction` is read: the seed's "expose/bring" sense, or ssh's own -L/-R sense. */
 export type DirectionMode = 'default' | 'ssh-standard';
 export const DIRECTION_MODES: readonly DirectionMode[] = ['default', 'ssh-standard'];
+
+/** The remote_port of a `socks` tunnel, which has none: its text (in the hash and the status record) is empty. */
+export const NO_REMOTE_PORT: Endpoint = Object.freeze({ host: null, port: 0, text: '' });
 
 /** A validated tunnel entry from the config file. */
 export interface TunnelSpec {
@@ -24,6 +28,13 @@ export interface TunnelSpec {
   line: number;
   /** The entry's `health_check:`; absent when it has none. */
   health_check?: HealthCheck;
+  /** `false`: a connection of its own (SPEC §14); absent: shared with the host's other tunnels. */
+  shared?: false;
+}
+
+/** Whether a tunnel shares its host's connection (SPEC §14). */
+export function sharesConnection(spec: Pick<TunnelSpec, 'shared'>): boolean {
+  return spec.shared !== false;
 }
 
 /** A tunnel's `health_check:` (SPEC §5), validated by config/health-check.ts. */

@@ -24,10 +24,15 @@ export const SSH_FIXED: Readonly<Record<string, string>> = {
   RequestTTY: 'no',
 };
 
-export type ForwardFlag = '-L' | '-R';
+export type ForwardFlag = '-L' | '-R' | '-D';
+
+/** Whether the forward listens on this machine (-L, -D) rather than on the server (-R). */
+export const listensHere = (flag: ForwardFlag): boolean => flag !== '-R';
 
 /** Which ssh forward a direction means under the given mode (SPEC §4). */
 export function forwardFlag(direction: TunnelSpec['direction'], mode: DirectionMode): ForwardFlag {
+  // A SOCKS proxy listens here and connects wherever its clients ask, in either mode.
+  if (direction === 'socks') return '-D';
   const exposeLocal = direction === 'local_to_remote';
   if (mode === 'default') return exposeLocal ? '-R' : '-L';
   return exposeLocal ? '-L' : '-R';
@@ -48,6 +53,7 @@ const target = (e: Endpoint) => `${e.host !== null ? sshAddress(e.host) : 'local
  */
 export function forwardSpec(spec: TunnelSpec, mode: DirectionMode): { flag: ForwardFlag; value: string } {
   const flag = forwardFlag(spec.direction, mode);
+  if (flag === '-D') return { flag, value: `${bindPrefix(spec.local_port, LOOPBACK_BIND)}${spec.local_port.port}` };
   if (flag === '-L') {
     return { flag, value: `${bindPrefix(spec.local_port, LOOPBACK_BIND)}${spec.local_port.port}:${target(spec.remote_port)}` };
   }
@@ -79,9 +85,13 @@ export interface SshArgsInput {
   debugLog?: string | null;
 }
 
-/** The complete argv after the ssh binary. An array, never a shell string. */
-export function sshArgs(input: SshArgsInput): string[] {
-  const { spec, mode } = input;
+/**
+ * Everything before the forward and the destination: the options that belong to the
+ * login. Tunnels whose base is the same can share one connection (SPEC §14): it is the
+ * whole effective option set, and the one source of a shared connection's identity.
+ */
+export function sshBaseArgs(input: SshArgsInput): string[] {
+  const { spec } = input;
   const args = ['-N'];
   if (input.sshConfigPath) args.push('-F', input.sshConfigPath);
   if (spec.interactive && input.debugLog) args.push('-E', input.debugLog);
@@ -96,8 +106,33 @@ export function sshArgs(input: SshArgsInput): string[] {
   if (input.knownHostsFiles.length > 0) {
     args.push('-o', `UserKnownHostsFile=${input.knownHostsFiles.map(knownHostsPath).join(' ')}`);
   }
-  const fwd = forwardSpec(spec, mode);
-  args.push(fwd.flag, fwd.value);
-  args.push('--', spec.remote_host);
+  return args;
+}
+
+/** The complete argv after the ssh binary, for a tunnel with an ssh of its own. An array, never a shell string. */
+export function sshArgs(input: SshArgsInput): string[] {
+  const fwd = forwardSpec(input.spec, input.mode);
+  return [...sshBaseArgs(input), fwd.flag, fwd.value, '--', input.spec.remote_host];
+}
+
+/**
+ * A shared connection's master (SPEC §14): the tunnels' base, made a ControlMaster
+ * listening on `controlPath`. These come first, so they win over SSH_FIXED's "no
+ * sharing"; ControlPersist=no ends the master with its process, never in the background.
+ */
+export function masterArgs(base: readonly string[], destination: string, controlPath: string): string[] {
+  return ['-o', 'ControlMaster=yes', '-o', `ControlPath=${controlPath.replace(/%/g, '%%')}`, '-o', 'ControlPersist=no', ...base, '--', destination];
+}
+
+/**
+ * One run of `ssh -O forward|cancel` on a master's control socket, carrying one or
+ * more forwards. `-F none`: the master holds every option; this client only talks to
+ * its socket (`-O` ignores -p, -l, -i and the rest).
+ */
+export function controlArgs(controlPath: string, op: 'forward' | 'cancel', forwards: readonly { flag: string; value: string }[]): string[] {
+  const args = ['-F', 'none', '-o', `ControlPath=${controlPath.replace(/%/g, '%%')}`, '-o', 'LogLevel=ERROR', '-O', op];
+  for (const f of forwards) args.push(f.flag, f.value);
+  // The destination is required by ssh's syntax; the master decides where it goes.
+  args.push('--', 'shared');
   return args;
 }

@@ -36,6 +36,17 @@ export interface StatusRecord {
   next_retry_at: string | null;
   /** Whether the tunnel carries anything (SPEC §5); rules in tunnel/health.ts. */
   health: HealthRecord;
+  /** The shared connection that carries the forward (SPEC §14); null for a tunnel with an ssh of its own. */
+  connection: ConnectionRecord | null;
+}
+
+/** A shared connection as a status record names it. */
+export interface ConnectionRecord {
+  /** Stable while the tunnels' grouping (host and whole ssh option set) does not change. */
+  id: string;
+  /** The master ssh's pid, while one runs. */
+  pid: number | null;
+  state: 'down' | 'connecting' | 'up' | 'retrying' | 'stopping';
 }
 
 /** `health` as the API shows it. */

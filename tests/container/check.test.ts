@@ -153,10 +153,12 @@ describe('runChecks', () => {
     );
     const named = await run(fx, await writeTunnels(fx, 'named'));
     expect(named.problems.map((p) => p.what)).toEqual([
-      `IdentityFile ${fx.root}/.ssh/missing_key does not exist; correct the path in the SSH config or create the key`,
-      'no usable key: no identity file is usable and no SSH agent is set (SSH_AUTH_SOCK)',
+      `IdentityFile ${fx.root}/.ssh/missing_key does not exist; correct the path in the SSH config, or create the key (without a passphrase: the daemon runs ssh with no one to type it) and install it on the server`,
+      'no usable key: no identity file is usable and no SSH agent is set (SSH_AUTH_SOCK); create a key (without a passphrase: the daemon runs ssh with no one to type it) and install it on the server',
     ]);
-    expect(named.problems[0]?.fix).toBe(`ssh-keygen -t ed25519 -f ${fx.root}/.ssh/missing_key`);
+    expect(named.problems[0]?.fix).toBe(
+      `mkdir -p -m 700 ${fx.root}/.ssh && { test -e ${fx.root}/.ssh/missing_key || ssh-keygen -q -t ed25519 -N '' -f ${fx.root}/.ssh/missing_key; } && ssh-copy-id -F ${fx.sshConfig} -i ${fx.root}/.ssh/missing_key named`,
+    );
 
     const noAgent = await run(fx, await writeTunnels(fx, 'defaults'));
     expect(noAgent.problems).toHaveLength(1);
@@ -193,7 +195,7 @@ describe('runChecks', () => {
     const fx = await own();
     const report = await run(fx, await writeTunnels(fx, 'typo-alias.invalid'));
     expect(report.problems.map((p) => p.what)).toContain(
-      'host name "typo-alias.invalid" does not resolve: add a Host typo-alias.invalid entry with its HostName to the SSH config',
+      'host name "typo-alias.invalid" does not resolve: add a Host typo-alias.invalid entry to the SSH config, with the server\'s address in place of ADDRESS',
     );
     await writeFile(fx.sshConfig, 'Bogusoption yes\n');
     const bad = await run(fx, await writeTunnels(fx, 'testalias'));

@@ -193,7 +193,7 @@ describe('entrypoint: the SSH directory', () => {
     await rm(fx.sshDir, { recursive: true });
     const r = await entrypoint(fx.env);
     expect(r.exitCode).toBe(1);
-    expect(r.stderr).toContain(lines(fx.sshDir, 'the SSH directory does not exist', `mkdir -m 700 ${fx.sshDir}`));
+    expect(r.stderr).toContain(lines(fx.sshDir, 'the SSH directory does not exist', `mkdir -p -m 700 ${fx.sshDir}`));
   });
 
   it('speaks of the host path (SSH_DIR_HOST) and quotes paths with spaces', async () => {

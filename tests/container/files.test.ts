@@ -1,10 +1,10 @@
-// Dockerfile, .dockerignore, compose.yaml, the Kubernetes example and docs/docker.md
+// Dockerfile, .dockerignore, compose.yaml and docs/docker.md
 // say the same things: parsed, not grepped, wherever a parser exists.
 import { describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
-import { parse, parseAllDocuments } from 'yaml';
+import { parse } from 'yaml';
 import { REPO, dockerfileEnv } from './fixture.js';
 
 const read = (p: string) => readFile(join(REPO, p), 'utf8');
@@ -132,7 +132,7 @@ describe('compose.yaml', () => {
     expect(d.volumes).toContain(`state:${env.TUNNEL_STATE_DIR}`);
     expect(Object.keys(c.volumes)).toEqual(['state']);
     expect(Object.keys(d.environment).sort()).toEqual(
-      ['API_KEY', 'API_PORT', 'PGID', 'PUID', 'SSH_DIR_HOST', 'TUNNEL_API_LISTEN', 'TUNNEL_API_TOKEN', 'TUNNEL_DIRECTION_MODE'].sort(),
+      ['API_KEY', 'API_PORT', 'PGID', 'PUID', 'SSH_DIR_HOST', 'TUNNEL_API_ALLOWED_HOSTS', 'TUNNEL_API_LISTEN', 'TUNNEL_API_TOKEN', 'TUNNEL_DIRECTION_MODE'].sort(),
     );
     // Unset, the entrypoint uses 1000 (as autossh-tunnel-dockerized did) and says so.
     expect(d.environment.PUID).toBe("${PUID:-}");
@@ -170,54 +170,6 @@ describe('compose.yaml', () => {
 
   it('explains host networking in a comment', async () => {
     expect(await read('compose.yaml')).toMatch(/# Host networking, on purpose: a remote_to_local tunnel \(-L\)/);
-  });
-});
-
-describe('deploy/kubernetes', () => {
-  async function docs(): Promise<any[]> {
-    // Kubernetes reads YAML 1.1, where 0400 is octal.
-    const all = parseAllDocuments(await read('deploy/kubernetes/tunnel-manager.yaml'), { version: '1.1' });
-    for (const d of all) expect(d.errors).toEqual([]);
-    return all.map((d) => d.toJS());
-  }
-
-  it('holds a ConfigMap with a config.yaml, a Secret with the SSH files, a Deployment', async () => {
-    const ds = await docs();
-    expect(ds.map((d) => d.kind)).toEqual(['ConfigMap', 'Secret', 'Deployment']);
-    const cfg = parse(ds[0].data['config.yaml']);
-    expect(cfg.tunnels[0]).toMatchObject({ remote_host: 'bastion', direction: 'remote_to_local' });
-    expect(Object.keys(ds[1].stringData).sort()).toEqual(['config', 'id_ed25519', 'known_hosts']);
-    expect(ds[1].stringData.config).toContain('Host bastion');
-  });
-
-  it('runs one replica per host with host networking and the SSH files at 700/600', async () => {
-    const env = await dockerfileEnv();
-    const dep = (await docs())[2];
-    expect(dep.spec.replicas).toBe(1);
-    expect(dep.spec.strategy.type).toBe('Recreate');
-    const pod = dep.spec.template.spec;
-    expect(pod.hostNetwork).toBe(true);
-    expect(pod.nodeSelector['kubernetes.io/hostname']).toBeTruthy();
-    const vol = (name: string) => pod.volumes.find((v: any) => v.name === name);
-    expect(vol('ssh-secret').secret).toEqual({ secretName: 'tunnel-manager-ssh', defaultMode: 0o400 });
-    expect(vol('config').configMap.name).toBe('tunnel-manager-config');
-    const init = pod.initContainers[0];
-    expect(init.command.join(' ')).toContain('install -d -m 700 -o 911 -g 911 /ssh && install -m 600 -o 911 -g 911 /ssh-secret/* /ssh/');
-    const main = pod.containers[0];
-    const envOf = Object.fromEntries(main.env.map((e: any) => [e.name, e.value]));
-    expect(envOf.PUID).toBe(String(main.securityContext.runAsUser));
-    expect(envOf.PGID).toBe(String(main.securityContext.runAsGroup));
-    expect(main.securityContext.runAsUser).toBe(911);
-    const mounts = Object.fromEntries(main.volumeMounts.map((m: any) => [m.mountPath, m]));
-    expect(mounts[env.SSH_DIR as string]).toMatchObject({ name: 'ssh', readOnly: true });
-    expect(mounts[posix.dirname(env.TUNNEL_CONFIG as string)]).toMatchObject({ name: 'config', readOnly: true });
-    expect(mounts[env.TUNNEL_STATE_DIR as string]?.name).toBe('state');
-    expect(mounts[posix.dirname(env.TUNNEL_SOCKET as string)]?.name).toBe('run');
-    expect(main.livenessProbe.exec.command).toEqual(['node', '/usr/local/lib/tunnel-manager/healthcheck.mjs']);
-  });
-
-  it('has a README', async () => {
-    expect(await read('deploy/kubernetes/README.md')).toContain('One daemon per host');
   });
 });
 

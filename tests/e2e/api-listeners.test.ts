@@ -109,7 +109,7 @@ describe('startListeners', () => {
     const other = net.createServer();
     await new Promise<void>((r) => other.listen(socketPath, r));
     cleanups.push(() => new Promise<void>((r) => other.close(() => r())));
-    await expect(start({ socketPath })).rejects.toThrow(`another daemon is already listening on ${socketPath}`);
+    await expect(start({ socketPath })).rejects.toThrow(`another daemon (pid ${process.pid}) is already listening on ${socketPath}: stop it first, or give each daemon its own --socket`);
 
     const file = join(dir, 'file.sock');
     writeFileSync(file, 'x');

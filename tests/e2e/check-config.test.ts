@@ -1,10 +1,11 @@
 // `tunnel-manager check` on configs written for the reference and on broken entries:
 // the built command with a real `ssh -G` reading a private SSH config.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
+import { fences } from './cli-docs-blocks.js';
 import { MAIN } from './daemon-harness.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tm-check-'));
@@ -37,7 +38,7 @@ test('entries left out are marked so, and a file YAML refuses gets the migrate c
   expect(partial.stdout).toMatch(/line 7, column 5: tunnels\[1\]\.remote_port: expected .* \(this entry is left out; the others run\)/);
   const refused = await check(`tunnels:\n${remote('@home', 'one', 9000)}`);
   expect(refused.code).toBe(1);
-  expect(refused.stdout).toContain(`fix: tunnel-manager migrate --config "${join(dir, 'config.yaml')}" --write`);
+  expect(refused.stdout).toContain(`fix: tunnel-manager migrate --config ${join(dir, 'config.yaml')} --write`);
 });
 
 test('hashes the reference computed from a misread value are listed with the reason', async () => {
@@ -54,4 +55,17 @@ test('with --ssh-config /dev/null the header says no SSH directory is checked, n
   const unresolved = await check('tunnels:\n  - name: db\n    remote_host: user@nohost.invalid\n    remote_port: 5432\n    local_port: 15432\n', '/dev/null');
   expect(unresolved.stdout).toContain('host name "nohost.invalid" does not resolve, and the SSH config /dev/null can hold no Host entry: use an SSH config file with a Host nohost.invalid entry and its HostName (--ssh-config), or a host name that resolves');
   expect(unresolved.stdout).not.toContain('>> /dev/null');
+});
+
+test("the README's and docs/proxy.md's sample configs (comments after values, keys only tunnel-manager reads) get no word about the reference's hashes", async () => {
+  const pages = ['README.md', 'docs/proxy.md'].map((p) => readFileSync(join(import.meta.dirname, '../..', p), 'utf8'));
+  const samples = pages.map((page) => fences(page).find((f) => f.lang === 'yaml' && f.body.startsWith('tunnels:'))?.body);
+  for (const sample of samples) {
+    expect(sample).toMatch(/name: \w+ +#/);
+    const r = await check(`${sample!}\n`);
+    expect(r.stdout).not.toContain('autossh-tunnel-dockerized');
+  }
+  // The same entry in a file the reference could have run is told, with what to do.
+  const reference = await check('tunnels:\n  - name: db   # primary\n    remote_host: one\n    remote_port: 5432\n    local_port: 15432\n');
+  expect(reference.stdout).toMatch(/hash differs from autossh-tunnel-dockerized's: line 2, tunnel "db": .*the reference took the comment at the end of the line into the value; scripts that stored [0-9a-f]{8} need [0-9a-f]{8}, or write name: "db   # primary" to keep the reference's value and hash/);
 });

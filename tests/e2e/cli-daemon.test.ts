@@ -166,15 +166,18 @@ describe('tunnel-cli against the daemon', () => {
     expect(ok.stdout).toBe('reloaded: 0 added, 0 removed, 2 unchanged\n');
     // One broken entry: left out and reported, the others keep running.
     daemon.writeConfig(`${configText()}  - name: broken\n    remote_host: testhost\n    remote_port: 99999\n    local_port: 1\n    direction: remote_to_local\n`);
-    await daemon.waitFor('the broken entry noticed', async () => ((await (await fetch(`http://127.0.0.1:${daemon.apiPort}/health`)).json()) as HealthBody).config.valid === false);
+    await daemon.waitFor('the broken entry noticed', async () => ((await (await fetch(`http://127.0.0.1:${daemon.apiPort}/health`)).json()) as HealthBody).config?.valid === false);
     const partial = await sock('reload');
     expect(partial.code).toBe(1);
     expect(partial.stdout).toMatch(/^reloaded: 0 added, 0 removed, 2 unchanged; 1 left out \(nothing running was stopped or changed\):\n {2}line \d+, column \d+: tunnels\[2\]\.remote_port/);
     const partialStatus = await sock('status');
     expect(partialStatus.stdout).toMatch(/^config file has problems: 1 entry left out, the valid ones run; nothing running was stopped or changed:\n {2}line \d+, column \d+/);
+    // As the README says: status is a report (exit 0, as with a FAILED tunnel); validate, like reload, fails.
+    expect(partialStatus.code).toBe(0);
+    expect((await sock('validate')).code).toBe(1);
     // A file that is not YAML at all: nothing applied.
     daemon.writeConfig(`${configText()}  - name: [broken\n`);
-    await daemon.waitFor('the invalid file noticed', async () => ((await (await fetch(`http://127.0.0.1:${daemon.apiPort}/health`)).json()) as HealthBody).config.applied === 'none');
+    await daemon.waitFor('the invalid file noticed', async () => ((await (await fetch(`http://127.0.0.1:${daemon.apiPort}/health`)).json()) as HealthBody).config?.applied === 'none');
     const bad = await sock('reload');
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/^tunnel-cli: nothing was applied, the last good config keeps running: .*line \d+, column \d+/);
@@ -182,7 +185,7 @@ describe('tunnel-cli against the daemon', () => {
     expect(status.stdout).toMatch(/^config file invalid, the last good config keeps running:\n {2}.*line \d+, column \d+/);
     expect(status.stdout).toMatch(/^db .*RUNNING/m);
     daemon.writeConfig(configText());
-    await daemon.waitFor('the valid file back', async () => ((await (await fetch(`http://127.0.0.1:${daemon.apiPort}/health`)).json()) as HealthBody).config.valid === true);
+    await daemon.waitFor('the valid file back', async () => ((await (await fetch(`http://127.0.0.1:${daemon.apiPort}/health`)).json()) as HealthBody).config?.valid === true);
   });
 
   it('token over --url: refused without, accepted with --token or TUNNEL_API_TOKEN', async () => {

@@ -84,6 +84,12 @@ describe('docs/control.md', () => {
   it('every example runs and prints what the page shows', async () => {
     await runExamples(markdown, (line) => `docs/control.md:${line}`, { min: 11, outputRequired: false });
   }, 120_000);
+
+  // docs/security.md's refusals and what still passes, on the same daemon (db RUNNING again after control.md's examples).
+  it("docs/security.md's examples run and print what the page shows", async () => {
+    const page = readFileSync(join(REPO, 'docs/security.md'), 'utf8');
+    await runExamples(page, (line) => `docs/security.md:${line}`, { min: 2, outputRequired: true });
+  }, 120_000);
 });
 
 describe('matchesOutput', () => {

@@ -69,9 +69,42 @@ test('the hashes the reference got wrong are listed with the reason', async () =
   copyFileSync(join(CORPUS, 'misread-by-reference.yaml'), path);
   const r = await run(['migrate', '--config', path]);
   expect(r.code).toBe(0);
-  expect(r.stdout).toContain('6 tunnels will have another hash than under the reference');
+  expect(r.stdout).toContain('5 tunnels will have another hash than under the reference');
   expect(r.stdout).toMatch(/line 2, tunnel "db": hash 2e6d9d63 there → [0-9a-f]{8} here: name: the reference read "db # the main database", YAML reads "db"/);
   expect(r.stdout).toMatch(/line 6, tunnel "single": .*single quotes/);
+});
+
+test("a name the reference's panel wrote as *star (an alias with no anchor, for YAML) is repaired with the reference's hash; #1 primary is explained", async () => {
+  // Rows of name-forms.yaml, whose hashes the reference's own parser computed (name-forms.reference.tsv).
+  const rows = readFileSync(join(CORPUS, 'name-forms.reference.tsv'), 'utf8').split('\n').map((l) => l.split('\t'));
+  const refHash = (port: string) => rows.find((r) => r[1] === port)?.[5];
+  const path = join(dir, 'star.yaml');
+  const text = [
+    'tunnels:',
+    '  - name: *star', '    remote_host: bastion', '    remote_port: 6009', '    local_port: 16009',
+    '  - name: #1 primary', '    remote_host: bastion', '    remote_port: 6006', '    local_port: 16006',
+    '  - name: ~', '    remote_host: bastion', '    remote_port: 6002', '    local_port: 16002',
+    '',
+  ].join('\n');
+  writeFileSync(path, text);
+  // The daemon refuses it as it is: the alias has no anchor.
+  expect(parseConfigText(text).kind).toBe('invalid');
+  const r = await run(['migrate', '--config', path, '--write']);
+  expect(r.code).toBe(0);
+  expect(r.stdout).toContain('-  - name: *star\n+  - name: "*star"\n');
+  const star = refHash('6009')!;
+  const primary = refHash('6006')!;
+  expect(r.stdout).toContain(
+    `line 6, tunnel "unnamed": hash ${primary.slice(0, 8)} there → `,
+  );
+  expect(r.stdout).toMatch(/YAML reads a value that starts with "#" as a comment, so the field is empty; the reference took the text as the value; scripts that stored [0-9a-f]{8} need [0-9a-f]{8}, or write name: "#1 primary" to keep the reference's value and hash/);
+  const loaded = parseConfigText(readFileSync(path, 'utf8'));
+  if (loaded.kind !== 'ok') throw new Error(loaded.kind);
+  expect(loaded.config.tunnels.map((t) => [t.name, t.hash])).toEqual([
+    ['*star', star],
+    ['unnamed', expect.not.stringMatching(primary)],
+    ['~', refHash('6002')],
+  ]);
 });
 
 test('a file that cannot be repaired line by line is refused with where and why, and left alone', async () => {

@@ -1,6 +1,6 @@
 // A private sshd that asks for a key, then a one-time code (TOTP), as a 2FA bastion
 // does: PAM's google-authenticator module behind a uniquely named sshd (sshd takes
-// its PAM service name from the base name of argv[0]). See TESTING.md.
+// its PAM service name from the base name of argv[0]). See docs/testing.md.
 import { createHmac, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';

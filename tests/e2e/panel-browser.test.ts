@@ -94,7 +94,7 @@ describe('the web panel in Chromium', () => {
     await expect.poll(() => badge('expose').textContent()).toBe('Running');
     expect(await card('bring').locator('[data-testid="description"]').textContent()).toBe(`bring testhost:${echoPort} to local :${bringPort}`);
     expect(await card('expose').locator('[data-testid="description"]').textContent()).toBe(`expose local :${echoPort} on testhost:${exposePort} (bound to 127.0.0.1)`);
-    expect(await page.locator('#daemon-state').textContent()).toContain('daemon connected');
+    expect(await page.locator('#daemon-state').textContent()).toContain('Daemon connected');
     // Health beside the state: what the forward carries, not only that it is up.
     await expect.poll(() => card('bring').locator('[data-testid="health"]').textContent()).toBe('health ok');
     const html = await page.content();
@@ -229,8 +229,8 @@ describe('the web panel in Chromium', () => {
     d.writeConfig(good.replace(`local_port: ${bringPort}`, 'local_port: 99999'));
     const banner = page.locator('[data-testid="config-partial"]');
     await expect.poll(() => banner.isVisible(), { timeout: 10_000 }).toBe(true);
-    expect(await banner.textContent()).toMatch(/^1 entry has problems and is left out/);
-    expect(await banner.textContent()).toMatch(/line \d+, column \d+: tunnels\[0\]\.local_port: expected .*found "?99999/);
+    expect(await banner.textContent()).toMatch(/^Entries with problems, left out: 1/);
+    expect(await banner.textContent()).toMatch(/Line \d+, column \d+: tunnels\[0\]\.local_port: Expected a port .*found "99999"\. \(invalid_port\)/);
     expect(await badge('bring').textContent()).toBe('Left out');
     // The daemon still runs the old entry; the page lists it apart.
     await expect.poll(() => page.locator('#stale [data-testid="tunnel"]').count()).toBe(1);
@@ -268,7 +268,7 @@ describe('the web panel in Chromium', () => {
       await expect.poll(() => p2.locator('#login').isVisible()).toBe(true);
       await p2.fill('#password', 'wrong');
       await p2.getByRole('button', { name: 'Log in' }).click();
-      await expect.poll(() => p2.locator('#login-error').textContent()).toBe('Wrong password');
+      await expect.poll(() => p2.locator('#login-error').textContent()).toBe('Wrong password. (wrong_password)');
       await p2.screenshot({ path: join(ARTIFACTS, 'panel-login-390.png') });
       await p2.fill('#password', 'correct horse battery');
       await p2.getByRole('button', { name: 'Log in' }).click();

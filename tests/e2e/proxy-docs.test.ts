@@ -11,6 +11,9 @@ import { REPO, port, sshd, startDaemon, type Daemon, type Sshd } from './daemon-
 
 const markdown = readFileSync(join(REPO, 'docs/proxy.md'), 'utf8');
 const PROXY_KEY = 'sk-local-123';
+// Set, as on a daemon that listens beyond loopback: the page's examples of the control
+// API (the metrics) must carry it.
+const TUNNEL_API_TOKEN = 'tok-docs-1';
 
 let server: Sshd;
 let upstream: MockUpstream;
@@ -19,7 +22,7 @@ let daemon: Daemon;
 let scripts: string;
 
 function run(command: string, args: string[]): Promise<{ code: number | null; output: string }> {
-  return runExample(command, args, { env: { ...process.env, PROXY_KEY }, cwd: scripts });
+  return runExample(command, args, { env: { ...process.env, PROXY_KEY, TUNNEL_API_TOKEN }, cwd: scripts });
 }
 
 const here = (text: string) => text.replaceAll('127.0.0.1:8080', `127.0.0.1:${daemon.apiPort}`);
@@ -37,8 +40,11 @@ beforeAll(async () => {
     .replace('http://127.0.0.1:11435/v1', upstream.baseUrl)
     .replace('https://api.openai.com/v1', upstream.baseUrl)
     .replace('https://api.anthropic.com/v1', upstream.baseUrl);
-  daemon = await startDaemon({ sshConfigPath: server.sshConfigPath, config, env: { PROXY_KEY, OPENAI_API_KEY: 'sk-openai', ANTHROPIC_API_KEY: 'sk-anthropic' } });
-  await daemon.waitState('llm', 'RUNNING');
+  daemon = await startDaemon({ sshConfigPath: server.sshConfigPath, config, env: { PROXY_KEY, TUNNEL_API_TOKEN, OPENAI_API_KEY: 'sk-openai', ANTHROPIC_API_KEY: 'sk-anthropic' } });
+  await daemon.waitFor('llm RUNNING', async () => {
+    const all = await daemon.json<{ name: string; status: string }[]>('/status', { headers: { authorization: `Bearer ${TUNNEL_API_TOKEN}` } });
+    return all.find((t) => t.name === 'llm')?.status === 'RUNNING';
+  });
   scripts = mkdtempSync(join(REPO, '.proxy-docs-'));
 });
 afterAll(async () => {
@@ -65,9 +71,17 @@ describe('docs/proxy.md', () => {
       expect(r.code, `docs/proxy.md:${b.line}\n${r.output}`).toBe(0);
       expect(r.output, `docs/proxy.md:${b.line}`).not.toMatch(/"error": ?\{/);
     }
-    const all = await run('bash', ['-c', here(blocks[0]!.body)]);
+    const all = await run('bash', ['-c', here(blocks.find((b) => b.body.includes('through an alias'))!.body)]);
     expect(all.output.match(/hello from the mock/g)?.length).toBeGreaterThanOrEqual(3);
     expect(all.output).toContain('"id":"fast"');
+    // A stored response fetched by its id reaches the provider that made it (not a 404).
+    const before = upstream.received.length;
+    const stored = await run('bash', ['-o', 'pipefail', '-c', here(blocks.find((b) => b.body.includes('/v1/responses/$id'))!.body)]);
+    expect(stored.output).toMatch(/"id": ?"resp_/);
+    expect(upstream.received.slice(before).map((r) => `${r.method} ${r.url.replace(/resp_\S+/, 'resp_…')}`)).toEqual(['POST /v1/responses', 'GET /v1/responses/resp_…']);
+    // The metrics example, with the daemon's token set, finds the series.
+    const metrics = await run('bash', ['-o', 'pipefail', '-c', here(blocks.find((b) => b.body.includes('/metrics'))!.body)]);
+    expect(metrics.output).toMatch(/^proxy_requests_total\{/m);
   });
 
   it('every client example works as written', async () => {

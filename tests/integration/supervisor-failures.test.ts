@@ -124,7 +124,7 @@ describe('failures a retry fixes', () => {
     const t = spec({ name: 'rbusy', remote_host: 'testhost', remote_port: `127.0.0.1:${remote}`, local_port: echo.port, direction: 'local_to_remote' });
     await sup.apply([t]);
     const retrying = await waitState(sup, t.hash, 'RETRYING');
-    expect(retrying.last_error).toMatch(/^remote forward refused by the server: Error: remote port forwarding failed for listen port \d+ \(the port may be taken on the server\)/);
+    expect(retrying.last_error).toMatch(/^remote forward refused by the server: (Error: )?remote port forwarding failed for listen port \d+ \(the port may be taken on the server\)/);
     await release(blocker);
     await waitState(sup, t.hash, 'RUNNING');
     expect(await roundTrip(remote)).toBe(true);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { freePort, portIsFree, startSshd } from '../../scripts/lib/sshd.mjs';
 import { parseEndpoint } from '../../src/tunnel/endpoint.js';
 import { tunnelHash } from '../../src/tunnel/hash.js';
-import type { Direction, TunnelSpec } from '../../src/tunnel/spec.js';
+import { NO_REMOTE_PORT, type Direction, type TunnelSpec } from '../../src/tunnel/spec.js';
 import type { StatusRecord, TunnelState } from '../../src/tunnel/status.js';
 import type { SupervisorApi } from '../../src/supervisor/types.js';
 
@@ -41,6 +41,8 @@ export interface SpecInput {
   direction: Direction;
   interactive?: boolean;
   ssh_options?: Record<string, string>;
+  /** false: an ssh of its own (SPEC §14). */
+  shared?: false;
 }
 
 /** A TunnelSpec as the config loader builds it (hash over the values as written). */
@@ -49,7 +51,8 @@ export function spec(input: SpecInput): TunnelSpec {
   const remote = String(input.remote_port);
   const local = String(input.local_port);
   const interactive = input.interactive ?? false;
-  const rp = parseEndpoint(remote);
+  // A SOCKS tunnel has no remote_port (SPEC §14).
+  const rp = input.direction === 'socks' ? { ok: true as const, value: NO_REMOTE_PORT } : parseEndpoint(remote);
   const lp = parseEndpoint(local);
   if (!rp.ok || !lp.ok) throw new Error(`bad endpoint in test spec: ${remote} / ${local}`);
   const hash = tunnelHash({ name, remote_host: input.remote_host, remote_port: remote, local_port: local, direction: input.direction, interactive: String(interactive) });
@@ -62,6 +65,7 @@ export function spec(input: SpecInput): TunnelSpec {
     direction: input.direction,
     interactive,
     ssh_options: input.ssh_options ?? {},
+    ...(input.shared === false ? { shared: false as const } : {}),
     written: { ...input },
     line: 1,
   };

@@ -108,9 +108,9 @@ describe('desired state', () => {
 });
 
 describe('restart', () => {
-  it('replaces the ssh child without passing through STOPPED; the new one carries data', async () => {
+  it('replaces the ssh child without passing through STOPPED; the new one carries data (an ssh of its own)', async () => {
     const sup = await supervisor(tempDir());
-    const a = await tunnel('a');
+    const a = await tunnel('a', { shared: false });
     await sup.apply([a]);
     const before = await waitState(sup, a.hash, 'RUNNING');
     const seen: string[] = [];
@@ -141,11 +141,11 @@ describe('restart', () => {
 });
 
 describe('apply', () => {
-  it('leaves unchanged tunnels alone (same pid), restarts changed ones, stops removed ones', async () => {
+  it('leaves unchanged tunnels alone (same pid), restarts changed ones, stops removed ones (each with an ssh of its own)', async () => {
     const sup = await supervisor(tempDir());
-    const keep = await tunnel('keep');
-    const change = await tunnel('change');
-    const remove = await tunnel('remove');
+    const keep = await tunnel('keep', { shared: false });
+    const change = await tunnel('change', { shared: false });
+    const remove = await tunnel('remove', { shared: false });
     await sup.apply([keep, change, remove]);
     const before = new Map<string, StatusRecord>();
     for (const t of [keep, change, remove]) before.set(t.hash, await waitState(sup, t.hash, 'RUNNING'));

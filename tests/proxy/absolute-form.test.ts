@@ -22,7 +22,7 @@ describe.each<Listener>(['proxy', 'daemon'])('absolute-form request targets on t
   const last = () => h.mock.received[h.mock.received.length - 1]!;
 
   it('serves a completion, with the query, as the path alone would be', async () => {
-    const r = await call(h.url, { path: 'http://example.test/v1/chat/completions?x=1', body: chat('mock:llama3:8b'), headers: auth });
+    const r = await call(h.url, { path: 'http://localhost/v1/chat/completions?x=1', body: chat('mock:llama3:8b'), headers: auth });
     expect(r.status).toBe(200);
     expect(r.json.choices[0].message.content).toBe('hello from the mock');
     expect([last().url, last().json?.model]).toEqual(['/v1/chat/completions?x=1', 'llama3:8b']);
@@ -32,15 +32,15 @@ describe.each<Listener>(['proxy', 'daemon'])('absolute-form request targets on t
     const list = await call(h.url, { method: 'GET', path: `${h.url}/v1/models`, headers: auth });
     expect(list.status).toBe(200);
     expect(list.json.data.map((m: { id: string }) => m.id)).toEqual(['mock:llama3:8b', 'mock:qwen2']);
-    const one = await call(h.url, { method: 'GET', path: 'http://example.test/v1/models/mock:qwen2', headers: auth });
+    const one = await call(h.url, { method: 'GET', path: 'http://localhost/v1/models/mock:qwen2', headers: auth });
     expect([one.status, one.json.id]).toEqual([200, 'mock:qwen2']);
   });
 
   it('serves GET and DELETE on a stored response by id, with the query', async () => {
-    const got = await call(h.url, { method: 'GET', path: 'http://example.test/v1/responses/resp_abc?include=x', headers: auth });
+    const got = await call(h.url, { method: 'GET', path: 'http://localhost/v1/responses/resp_abc?include=x', headers: auth });
     expect(got.status).toBe(200);
     expect([last().method, last().url]).toEqual(['GET', '/v1/responses/resp_abc?include=x']);
-    const gone = await call(h.url, { method: 'DELETE', path: 'https://example.test/v1/responses/resp_abc', headers: auth });
+    const gone = await call(h.url, { method: 'DELETE', path: 'https://localhost/v1/responses/resp_abc', headers: auth });
     expect(gone.status).toBe(200);
     expect([last().method, last().url]).toEqual(['DELETE', '/v1/responses/resp_abc']);
   });
@@ -50,25 +50,25 @@ describe.each<Listener>(['proxy', 'daemon'])('absolute-form request targets on t
     const port = Number(new URL(h.url).port);
     const r = await rawExchange(
       port,
-      `POST http://example.test/v1/chat/completions HTTP/1.1\r\nhost: example.test\r\nauthorization: Bearer ${KEY}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+      `POST http://localhost/v1/chat/completions HTTP/1.1\r\nhost: localhost\r\nauthorization: Bearer ${KEY}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
       false,
     );
     expect(r.status).toBe(200);
     expect(r.body).toContain('hello from the mock');
-    const models = await rawExchange(port, `GET http://example.test/v1/models/mock:llama3:8b HTTP/1.1\r\nhost: example.test\r\nauthorization: Bearer ${KEY}\r\nconnection: close\r\n\r\n`, false);
+    const models = await rawExchange(port, `GET http://localhost/v1/models/mock:llama3:8b HTTP/1.1\r\nhost: localhost\r\nauthorization: Bearer ${KEY}\r\nconnection: close\r\n\r\n`, false);
     expect(models.status).toBe(200);
     expect(JSON.parse(models.body).id).toBe('mock:llama3:8b');
-    const stored = await rawExchange(port, `GET http://example.test/v1/responses/resp_raw HTTP/1.1\r\nhost: example.test\r\nauthorization: Bearer ${KEY}\r\nconnection: close\r\n\r\n`, false);
+    const stored = await rawExchange(port, `GET http://localhost/v1/responses/resp_raw HTTP/1.1\r\nhost: localhost\r\nauthorization: Bearer ${KEY}\r\nconnection: close\r\n\r\n`, false);
     expect(stored.status).toBe(200);
     expect([last().method, last().url]).toEqual(['GET', '/v1/responses/resp_raw']);
   });
 
   it('refuses a target that is neither a path nor an http(s) URL, saying which', async () => {
-    const r = await rawExchange(Number(new URL(h.url).port), 'GET ftp://example.test/v1/models HTTP/1.1\r\nhost: example.test\r\nconnection: close\r\n\r\n');
+    const r = await rawExchange(Number(new URL(h.url).port), 'GET ftp://localhost/v1/models HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n');
     expect(r.status).toBe(400);
     expect(r.headers).toMatch(/\r\nx-request-id: [0-9a-f-]{36}(\r\n|$)/);
     expect(JSON.parse(r.body).error).toEqual({
-      message: 'the request target "ftp://example.test/v1/models" is neither a path (/v1/…) nor an http(s) URL with a host and no user name',
+      message: 'the request target "ftp://localhost/v1/models" is neither a path (/v1/…) nor an http(s) URL with a host and no user name',
       type: 'invalid_request_error',
       param: null,
       code: 'bad_request',
@@ -78,12 +78,12 @@ describe.each<Listener>(['proxy', 'daemon'])('absolute-form request targets on t
   it('routes the path as written, as it would a plain path: no dot segments resolved, no slashes added or dropped', async () => {
     const port = Number(new URL(h.url).port);
     for (const path of ['/v1/../v1/models', '/v1/%2e%2e/v1/models', '/v1\\models', '//v1/models']) {
-      const plain = await rawExchange(port, `GET ${path} HTTP/1.1\r\nhost: example.test\r\nconnection: close\r\n\r\n`);
-      const absolute = await rawExchange(port, `GET http://example.test${path} HTTP/1.1\r\nhost: example.test\r\nconnection: close\r\n\r\n`);
+      const plain = await rawExchange(port, `GET ${path} HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n`);
+      const absolute = await rawExchange(port, `GET http://localhost${path} HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n`);
       expect([path, absolute.status]).toEqual([path, plain.status]);
       expect([path, absolute.status]).not.toEqual([path, 200]);
     }
-    const query = await rawExchange(port, 'GET http://example.test?x=1 HTTP/1.1\r\nhost: example.test\r\nconnection: close\r\n\r\n');
+    const query = await rawExchange(port, 'GET http://localhost?x=1 HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n');
     expect(query.status).toBe(404);
   });
 
@@ -96,14 +96,14 @@ describe.each<Listener>(['proxy', 'daemon'])('absolute-form request targets on t
 
   it('answers OPTIONS * with what the server allows, and refuses * with any other method', async () => {
     const port = Number(new URL(h.url).port);
-    const options = await rawExchange(port, 'OPTIONS * HTTP/1.1\r\nhost: example.test\r\nconnection: close\r\n\r\n');
+    const options = await rawExchange(port, 'OPTIONS * HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n');
     expect(options.status).toBe(204);
     // What the listener's routes take: the daemon's control API also takes PUT (/config).
     const allow = listener === 'daemon' ? 'GET, HEAD, POST, PUT, DELETE, OPTIONS' : 'GET, HEAD, POST, DELETE, OPTIONS';
     expect(options.headers.toLowerCase()).toContain(`\r\nallow: ${allow.toLowerCase()}\r\n`);
     expect(options.headers).toMatch(/\r\nx-request-id: [0-9a-f-]{36}(\r\n|$)/);
     for (const method of ['GET', 'POST']) {
-      const r = await rawExchange(port, `${method} * HTTP/1.1\r\nhost: example.test\r\ncontent-length: 0\r\nconnection: close\r\n\r\n`);
+      const r = await rawExchange(port, `${method} * HTTP/1.1\r\nhost: localhost\r\ncontent-length: 0\r\nconnection: close\r\n\r\n`);
       expect(r.status).toBe(400);
       expect(JSON.parse(r.body).error.message).toBe(`the request target "*" is for OPTIONS only, not ${method}`);
     }
@@ -130,8 +130,8 @@ describe.each<Listener>(['proxy', 'daemon'])('absolute-form request targets on t
   });
 
   it('refuses an http URL without a host', async () => {
-    for (const target of ['http:///v1/models', 'http://user@/v1/models', 'http://user:pass@example.test/v1/models']) {
-      const r = await rawExchange(Number(new URL(h.url).port), `GET ${target} HTTP/1.1\r\nhost: example.test\r\nconnection: close\r\n\r\n`);
+    for (const target of ['http:///v1/models', 'http://user@/v1/models', 'http://user:pass@localhost/v1/models']) {
+      const r = await rawExchange(Number(new URL(h.url).port), `GET ${target} HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n`);
       expect(r.status).toBe(400);
       expect(JSON.parse(r.body).error.message).toContain('nor an http(s) URL with a host');
     }
@@ -139,7 +139,7 @@ describe.each<Listener>(['proxy', 'daemon'])('absolute-form request targets on t
 
   if (listener === 'daemon') {
     it("serves the daemon's control API too", async () => {
-      const r = await call(h.url, { method: 'GET', path: 'http://example.test/health' });
+      const r = await call(h.url, { method: 'GET', path: 'http://localhost/health' });
       expect(r.status).toBe(200);
       expect(r.json).toMatchObject({ ok: true });
     });

@@ -35,7 +35,7 @@ const cases = (name: string, port: () => number) =>
 
     it('answers a malformed request after a good one on a kept-alive connection with the JSON error body', async () => {
       const got = await new Promise<string>((resolve, reject) => {
-        const s = net.connect(port(), '127.0.0.1', () => s.write('GET /v1/models HTTP/1.1\r\nhost: x\r\n\r\n'));
+        const s = net.connect(port(), '127.0.0.1', () => s.write('GET /v1/models HTTP/1.1\r\nhost: localhost\r\n\r\n'));
         let text = '';
         s.on('data', (d) => {
           const first = text === '';
@@ -52,7 +52,7 @@ const cases = (name: string, port: () => number) =>
     });
 
     it('answers what Node\'s parser refuses with the JSON error body', async () => {
-      for (const raw of ['GARBAGE\r\n\r\n', 'POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: abc\r\n\r\n']) {
+      for (const raw of ['GARBAGE\r\n\r\n', 'POST /v1/chat/completions HTTP/1.1\r\nhost: localhost\r\ncontent-length: abc\r\n\r\n']) {
         const r = await rawExchange(port(), raw);
         expect(r.status).toBe(400);
         expect(r.headers).toMatch(REQUEST_ID);
@@ -61,7 +61,7 @@ const cases = (name: string, port: () => number) =>
     });
 
     it('answers headers over 16 KiB with a JSON 431 that has a request id', async () => {
-      const r = await rawExchange(port(), `GET /v1/models HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(17 * 1024)}\r\n\r\n`);
+      const r = await rawExchange(port(), `GET /v1/models HTTP/1.1\r\nhost: localhost\r\nx-big: ${'a'.repeat(17 * 1024)}\r\n\r\n`);
       expect(r.status).toBe(431);
       expect(r.headers).toMatch(REQUEST_ID);
       expect(JSON.parse(r.body).error).toMatchObject({ code: 'request_too_large', message: 'the request line or headers are larger than 16 KiB' });
@@ -103,10 +103,12 @@ describe('malformed requests', () => {
   cases('`tunnel-manager proxy` listener', () => proxy.port);
   cases('the daemon\'s TCP listener', () => daemon.tcpPort);
 
-  // The daemon's apps need a URL; the proxy listener never builds one.
-  it('the daemon answers a request whose Host cannot be made into a URL with the JSON error body', async () => {
-    const r = await rawExchange(daemon.tcpPort, 'GET /v1/models HTTP/1.1\r\nhost: a b\r\nconnection: close\r\n\r\n');
-    expect(r.status).toBe(400);
-    expect(JSON.parse(r.body).error).toMatchObject({ code: 'bad_request', message: expect.stringContaining('Invalid URL') });
+  // A Host that is not host[:port] names none of the server's names: refused before any app builds a URL of it.
+  it('both listeners refuse a request whose Host cannot be made into a URL with the JSON error body', async () => {
+    for (const p of [daemon.tcpPort, proxy.port]) {
+      const r = await rawExchange(p, 'GET /v1/models HTTP/1.1\r\nhost: a b\r\nconnection: close\r\n\r\n');
+      expect(r.status).toBe(403);
+      expect(JSON.parse(r.body).error).toMatchObject({ code: 'host_not_allowed', message: expect.stringContaining('"a b"') });
+    }
   });
 });

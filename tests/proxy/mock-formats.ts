@@ -9,8 +9,9 @@
  * event stream), rerank and score; and the uploads of audio transcription and
  * translation (their text fields as `body`), in each `response_format`.
  *
- * Also, on any endpoint, `busy:<status>:<retry-after>`: an error in the endpoint's
- * family's shape with a `Retry-After` header (omitted when <retry-after> is `-`).
+ * Also, on any endpoint, `busy:<status>:<retry-after>[:<retry-after-ms>]`: an error in
+ * the endpoint's family's shape with a `Retry-After` header (omitted when <retry-after>
+ * is `-`), and `Retry-After-Ms` when given (OpenAI's API sends both).
  *
  * And `open-cors`: a chat answer with `Access-Control-Allow-Origin: *`, as Ollama sends.
  *
@@ -25,11 +26,12 @@ export const AUDIO = Buffer.from(Array.from({ length: 256 }, (_, i) => 255 - i))
 const SPECIAL = new Set(['slow', 'hang', 'error', 'echo-key', 'stream', 'gated-stream', 'gated-head', 'stall-stream', 'die-stream', 'json-stall', 'cut-event', 'split-events', 'no-final-blank', 'gz']);
 
 export function answerFormat(path: string, model: string, body: Record<string, unknown> | null, res: http.ServerResponse): boolean {
-  const [kind, a, b] = model.split(':');
+  const [kind, a, b, c] = model.split(':');
   const endpoint = path.replace(/^.*\/v1/, '');
   if (kind === 'busy') {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (b !== undefined && b !== '-') headers['retry-after'] = b;
+    if (c !== undefined) headers['retry-after-ms'] = c;
     res.writeHead(Number(a), headers);
     res.end(JSON.stringify(endpoint === '/messages' ? { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } : { error: { message: 'busy', type: 'server_error', param: null, code: null } }));
     return true;

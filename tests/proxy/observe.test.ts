@@ -79,17 +79,20 @@ describe('cors_origins', () => {
   const preflight = (origin: string) =>
     call(h!.url, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, x-stainless-os' } });
 
-  it('absent: no CORS headers, and a preflight is not answered as one', async () => {
+  it('absent: no CORS headers, and a page of another origin is refused (403) whatever it asks', async () => {
     h = await startHarness((base) => ({ providers: { a: { base_url: base } } }));
     const r = await preflight('https://app.example.com');
     expect(r.headers['access-control-allow-origin']).toBeUndefined();
-    expect(r.status).toBe(405);
-    expect((await call(h.url, { body: chat('a:m'), headers: { origin: 'https://app.example.com' } })).headers['access-control-allow-origin']).toBeUndefined();
-    // A provider that allows every origin (Ollama does) does not open the proxy.
-    const open = await call(h.url, { body: chat('a:open-cors'), headers: { origin: 'https://app.example.com' } });
-    expect(open.status).toBe(200);
-    expect(open.headers['access-control-allow-origin']).toBeUndefined();
-    expect(open.headers['access-control-allow-credentials']).toBeUndefined();
+    expect(r.status).toBe(403);
+    for (const model of ['a:m', 'a:open-cors']) {
+      // A provider that allows every origin (Ollama does) does not open the proxy either.
+      const page = await call(h.url, { body: chat(model), headers: { origin: 'https://app.example.com' } });
+      expect(page.status).toBe(403);
+      expect(page.json.error.code).toBe('origin_not_allowed');
+      expect(page.headers['access-control-allow-origin']).toBeUndefined();
+      expect(page.headers['access-control-allow-credentials']).toBeUndefined();
+    }
+    expect(h.mock.received).toHaveLength(0);
   });
 
   it('answers preflights of the listed origins (before the key check) and marks their answers', async () => {

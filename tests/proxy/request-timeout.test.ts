@@ -74,10 +74,10 @@ describe('the time a request may take to arrive', () => {
       });
       s.on('close', () => resolve(text));
     });
-  const models = 'GET /v1/models HTTP/1.1\r\nhost: x\r\n\r\n';
+  const models = 'GET /v1/models HTTP/1.1\r\nhost: localhost\r\n\r\n';
 
   it('answers a second request on a kept-alive connection whose head never completes with the 408, and the server goes on', async () => {
-    const got = await exchange(models, 'GET /v1/models HTTP/1.1\r\nhost: x\r\n');
+    const got = await exchange(models, 'GET /v1/models HTTP/1.1\r\nhost: localhost\r\n');
     expect(got).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
     expect(got).toContain('HTTP/1.1 408 Request Timeout\r\n');
     expect(got).toContain('"code":"request_timeout"');
@@ -97,7 +97,7 @@ describe('the time a request may take to arrive', () => {
     const body = chat('mock:slow:1500');
     const got = await new Promise<string>((resolve) => {
       const s = net.connect(proxy.port, '127.0.0.1', () =>
-        s.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\n`),
+        s.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}POST /v1/chat/completions HTTP/1.1\r\nhost: localhost\r\n`),
       );
       let text = '';
       s.on('data', (d) => (text += d));
@@ -124,7 +124,7 @@ describe('the time a request may take to arrive', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
     const got = await new Promise<string>((resolve) => {
-      const s = net.connect(port, '127.0.0.1', () => s.write('POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\n'));
+      const s = net.connect(port, '127.0.0.1', () => s.write('POST /v1/chat/completions HTTP/1.1\r\nhost: localhost\r\n'));
       let text = '';
       s.on('data', (d) => (text += d));
       s.on('close', () => resolve(text));

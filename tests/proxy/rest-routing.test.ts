@@ -32,6 +32,16 @@ describe('createRests', () => {
     expect(rests.left('a')).toBe(0);
     expect(rests.left('b')).toBe(MAX_REST_MS - 10_000);
   });
+
+  it('Retry-After-Ms wins over Retry-After (the OpenAI clients wait for it), and neither means no rest', () => {
+    const now = 0;
+    const rests = createRests(() => now);
+    rests.note('a', '30', '1.5');
+    rests.note('b', '30', 'junk');
+    rests.note('c', undefined, '250');
+    rests.note('d', undefined, undefined);
+    expect([rests.left('a'), rests.left('b'), rests.left('c'), rests.left('d')]).toEqual([1.5, 30_000, 250, 0]);
+  });
 });
 
 describe('targetsFor', () => {

@@ -66,7 +66,7 @@ describe('aliases and fallback', () => {
     expect(sentModels()).toEqual(['die-stream']);
   });
 
-  it('Retry-After rests a provider: skipped until then, tried again after', async () => {
+  it('Retry-After rests a provider: skipped while another target can answer, tried again after; a last target is asked even while it rests', async () => {
     let now = 1_000_000;
     h = await startHarness(
       (base) => ({ providers: { a: { base_url: base }, b: { base_url: base } }, aliases: { m: ['a:busy:429:30', 'b:llama3:8b'], only: 'a:llama3:8b' } }),
@@ -77,15 +77,13 @@ describe('aliases and fallback', () => {
     // The second request went straight to b.
     expect(sentModels()).toEqual(['busy:429:30', 'llama3:8b', 'llama3:8b']);
     expect(events('proxy_fallback')[1]).toMatchObject({ provider: 'a', reason: 'resting' });
-    // With no other target the client is told when to come back.
-    const resting = await call(h.url, { body: chat('only') });
-    expect(resting.status).toBe(503);
-    expect(resting.headers['retry-after']).toBe('30');
-    expect(resting.json.error.code).toBe('provider_resting');
-    now += 31_000;
+    // With no other target the provider itself answers: a client that retries reaches it.
     expect((await call(h.url, { body: chat('only') })).status).toBe(200);
-    expect(sentModels().at(-1)).toBe('llama3:8b');
     expect(h.mock.received.length).toBe(4);
+    now += 31_000;
+    expect((await call(h.url, { body: chat('m') })).status).toBe(200);
+    // The rest is over: a is asked again first (and says 429 again), then b.
+    expect(sentModels().slice(4)).toEqual(['busy:429:30', 'llama3:8b']);
   });
 
   it('GET /v1/models lists the aliases with the providers\' models', async () => {

@@ -88,7 +88,7 @@ describe('streaming, client disconnects and timeouts', () => {
     const at = h.mock.received.length;
     const socket = net.connect(h.proxy.port, '127.0.0.1');
     await new Promise((r) => socket.once('connect', r));
-    socket.write('POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"model":');
+    socket.write('POST /v1/chat/completions HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"model":');
     await new Promise((r) => setTimeout(r, 50));
     socket.destroy();
     await eventually(() => h.logs.some((l) => l.event === 'proxy_client_closed' && l.stage === 'reading_request'), 'client close logged');

@@ -87,9 +87,12 @@ describe('ssh child and server faults', () => {
       expect(firstNotRunning).toBeLessThan(firstRunning);
       expect(after.filter((e) => e.data.status === 'RUNNING' && e.data.pid === before.pid)).toEqual([]);
 
+      // Both tunnels go to one host with the same options: one shared connection (SPEC §14), one ssh.
       const kids = sshChildren(d.dir);
-      expect(kids.sort()).toEqual([record.pid, (await statusOf(d, 'expose')).pid].sort());
-      expect(childrenOf(d.child.pid!).filter((p) => kids.includes(p)).length).toBe(2);
+      const expose = await statusOf(d, 'expose');
+      expect(expose.pid).toBe(record.pid);
+      expect(kids).toEqual([record.pid]);
+      expect(childrenOf(d.child.pid!).filter((p) => kids.includes(p)).length).toBe(1);
     } finally {
       rec.close();
     }
@@ -132,7 +135,8 @@ describe('ssh child and server faults', () => {
         const down = rec.statuses(name).filter((x) => x.at > t0 + 200 && x.at < t1);
         expect(down.filter((x) => x.data.status === 'RUNNING')).toEqual([]);
       }
-      expect(sshChildren(d.dir).length).toBe(2);
+      // One shared connection carries both (SPEC §14).
+      expect(sshChildren(d.dir).length).toBe(1);
     } finally {
       rec.close();
     }
@@ -152,7 +156,7 @@ describe('ssh child and server faults', () => {
     });
     expect(b.tookMs).toBeLessThan(RECOVERY_BOUND_MS);
     expect(e.tookMs).toBeLessThan(RECOVERY_BOUND_MS);
-    expect(sshChildren(d.dir).length).toBe(2);
+    expect(sshChildren(d.dir).length).toBe(1);
   });
 });
 

@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
-import type { ApiErrorBody, HealthBody, StatusRecord } from '../../src/api/types.js';
+import type { ApiErrorBody, HealthBody, HealthConfig, StatusRecord } from '../../src/api/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   MAIN,
@@ -141,7 +141,8 @@ afterAll(async () => {
 
 // The suite's config has one tunnel, so the list is never empty.
 const status = async () => (await (await call('/status', { headers: auth(TOKENS[0]!) })).json()) as [StatusRecord, ...StatusRecord[]];
-const health = async () => (await (await call('/health')).json()) as HealthBody;
+// Read once the daemon has loaded its file (the harness waits for it): `config` is set.
+const health = async () => (await (await call('/health')).json()) as HealthBody & { config: HealthConfig };
 type OpenAiError = { error: { message: string } };
 
 describe('no command, no injected ssh option', () => {

@@ -51,7 +51,7 @@ describe('GET /status', () => {
     const body = (await json(await app.request('/status'))) as StatusRecord[];
     expect(body.map((s) => s.status)).toEqual(['STOPPED', 'STOPPED', 'STOPPED']);
     expect(Object.keys(body[0]!).sort()).toEqual(
-      ['hash', 'name', 'remote_host', 'remote_port', 'local_port', 'direction', 'status', 'pid', 'since', 'restarts', 'last_exit', 'last_error', 'next_retry_at', 'health'].sort(),
+      ['hash', 'name', 'remote_host', 'remote_port', 'local_port', 'direction', 'status', 'pid', 'since', 'restarts', 'last_exit', 'last_error', 'next_retry_at', 'health', 'connection'].sort(),
     );
   });
 
@@ -251,11 +251,11 @@ describe('POST /reload', () => {
 describe('GET /health', () => {
   it('is 200 and says only whether the config is usable', async () => {
     const { app, engine } = setup();
-    expect(await json(await app.request('/health'))).toEqual({ ok: true, config: { valid: true, error: null, missing: false, applied: 'all', rejected: [] } });
+    expect(await json(await app.request('/health'))).toEqual({ ok: true, loading: false, config: { valid: true, error: null, missing: false, applied: 'all', rejected: [] } });
     engine.health = { ...engine.health, valid: false, applied: 'none', error: 'line 1, column 1: bad', missing: false };
     const r = await app.request('/health');
     expect(r.status).toBe(200);
-    expect(await r.json()).toEqual({ ok: true, config: { valid: false, error: 'line 1, column 1: bad', missing: false, applied: 'none', rejected: [] } });
+    expect(await r.json()).toEqual({ ok: true, loading: false, config: { valid: false, error: 'line 1, column 1: bad', missing: false, applied: 'none', rejected: [] } });
   });
 
   it('lists the entries left out by position and problem, without their names', async () => {
@@ -272,6 +272,7 @@ describe('GET /health', () => {
     const body = await json(await app.request('/health'));
     expect(body).toEqual({
       ok: true,
+      loading: false,
       config: {
         valid: false,
         error: 'line 4, column 18: tunnels[1].remote_port: expected a port, found "x"',
@@ -281,6 +282,12 @@ describe('GET /health', () => {
       },
     });
     expect(JSON.stringify(body)).not.toContain('secret-db');
+  });
+
+  it('says `loading` and nothing of the file until the first load is done', async () => {
+    const { app, engine } = setup();
+    engine.health = { ...engine.health, loaded_at: null };
+    expect(await json(await app.request('/health'))).toEqual({ ok: true, loading: true, config: null });
   });
 });
 

@@ -80,6 +80,7 @@ export class FakeEngine implements EngineApi {
       last_error: null,
       next_retry_at: null,
       health: { state: 'unknown', reason: 'the forward is not established', since: this.clock().toISOString() },
+      connection: null,
     };
   }
 

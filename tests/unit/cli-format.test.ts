@@ -18,6 +18,7 @@ const rec = (over: Partial<StatusRecord>): StatusRecord => ({
   restarts: 0,
   last_exit: null,
   last_error: null,
+  connection: null,
   next_retry_at: null,
   health: { state: 'ok', reason: null, since: '2024-05-01T11:56:55.000Z' },
   ...over,

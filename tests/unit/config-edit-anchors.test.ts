@@ -151,10 +151,10 @@ describe('where anchors go: what an experienced user expects', () => {
     expect(text).toContain('  - <<: *base\n    name: db-third\n');
   });
 
-  it('a field a merged tunnel would newly gain is pinned there as null, the merge stays', () => {
+  it('a field a merged tunnel would newly gain is pinned there as empty (not the word null, which hashes as text), the merge stays', () => {
     const fixture = FIXTURES['an entry anchored whole, merged by the next']!;
     const text = edit(fixture, { kind: 'update', index: 0, ...input(fixture, 0), interactive: true });
-    expect(text).toContain('  - <<: *base\n    name: db-replica\n    local_port: 15433\n    interactive: null\n');
+    expect(text).toContain('  - <<: *base\n    name: db-replica\n    local_port: 15433\n    interactive:\n');
   });
 
   it('editing a tunnel written as an alias gives it its own map; the anchored original stays for the rest', () => {

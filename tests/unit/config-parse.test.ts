@@ -200,7 +200,7 @@ ssh_options:
       'line 5, column 17: tunnels[0].local_port: expected a port 1-65535, or "ip:port" (IPv4, [IPv6] or host name), found "70000"',
     );
     expect(formatProblem(ps[0]!)).toContain('found "host name", which holds white space');
-    expect(formatProblem(ps[2]!)).toBe('line 6, column 16: tunnels[0].direction: expected local_to_remote or remote_to_local, found "sideways"');
+    expect(formatProblem(ps[2]!)).toBe('line 6, column 16: tunnels[0].direction: expected local_to_remote, remote_to_local or socks, found "sideways"');
     expect(formatProblem(ps[4]!)).toBe('line 11, column 18: tunnels[1].interactive: expected true or false (also "true", "false", yes, no in any case), found "maybe"');
   });
 

@@ -127,7 +127,6 @@ describe('name', () => {
     expect(t.name).toBe('unnamed');
     expect(t.hash).toBe(md5('unnamed|user@bastion|5432|127.0.0.1:15432|remote_to_local|false'));
     expect(t.written).not.toHaveProperty('name');
-    expect(valid(oneTunnel({ name: '~' })).config.tunnels[0]!.name).toBe('unnamed');
   });
 
   test('a number is taken as written', () => {
@@ -142,13 +141,17 @@ describe('name', () => {
     ['0x1F', '0x1F'],
     ['1.50', '1.50'],
     ['"~"', '~'],
+    // A null written as a word is that word to the reference's parser, which hashed it so.
+    ['~', '~'],
+    ['null', 'null'],
+    ['NULL', 'NULL'],
   ])('%s is the name %s, in the hash too', (yaml, name) => {
     const t = valid(oneTunnel({ name: yaml })).config.tunnels[0]!;
     expect(t.name).toBe(name);
     expect(t.hash).toBe(md5(`${name}|user@bastion|5432|127.0.0.1:15432|remote_to_local|false`));
   });
 
-  test.each([['~'], ['null'], ['""'], ["''"], ['']])('%s is "unnamed"', (yaml) => {
+  test.each([['""'], ["''"], [''], ['!!null']])('%s is "unnamed"', (yaml) => {
     const t = valid(oneTunnel({ name: yaml })).config.tunnels[0]!;
     expect(t.name).toBe('unnamed');
     expect(t.hash).toBe(md5('unnamed|user@bastion|5432|127.0.0.1:15432|remote_to_local|false'));
@@ -172,14 +175,21 @@ describe('name', () => {
 
 describe('direction', () => {
   test.each([['sideways'], ['"L"'], ['1'], ['[remote_to_local]'], ['Remote_To_Local']])('%s is refused', (yaml) => {
-    expect(problemOf('direction', yaml).expected).toBe('local_to_remote or remote_to_local');
+    expect(problemOf('direction', yaml).expected).toBe('local_to_remote, remote_to_local or socks');
   });
 
   test('is optional: absent, null or empty means remote_to_local, as in the reference', () => {
-    for (const direction of [null, '~', '""']) {
+    for (const direction of [null, '""']) {
       const t = valid(oneTunnel({ direction })).config.tunnels[0]!;
       expect(t.direction).toBe('remote_to_local');
       expect(t.hash).toBe(md5('db|user@bastion|5432|127.0.0.1:15432|remote_to_local|false'));
+    }
+    // A null written as a word: remote_to_local (the reference ran -L for anything but
+    // local_to_remote), hashed with the word, as the reference's parser did.
+    for (const direction of ['~', 'null']) {
+      const t = valid(oneTunnel({ direction })).config.tunnels[0]!;
+      expect(t.direction).toBe('remote_to_local');
+      expect(t.hash).toBe(md5(`db|user@bastion|5432|127.0.0.1:15432|${direction}|false`));
     }
   });
 

@@ -202,4 +202,36 @@ describe('watchConfig', () => {
     await waitFor(() => seen.length > 0, 'a call after the swap');
     expect(seen[seen.length - 1]).toBe('version: 2\n');
   });
+
+  test('ConfigMap updates one after another and in a burst are seen by the watch itself (no safety poll)', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'config.yaml');
+    let n = 0;
+    let current: string | null = null;
+    // The kubelet's steps: new folder, ..data_tmp renamed over ..data, old folder removed.
+    const update = (text: string) => {
+      const folder = `..2026_11_27_10_00_00.${100_000_000 + n++}`;
+      mkdirSync(join(dir, folder));
+      writeFileSync(join(dir, folder, 'config.yaml'), text);
+      symlinkSync(folder, join(dir, '..data_tmp'));
+      renameSync(join(dir, '..data_tmp'), join(dir, '..data'));
+      if (current === null) symlinkSync('..data/config.yaml', file);
+      else rmSync(join(dir, current), { recursive: true });
+      current = folder;
+    };
+    update('version: 0\n');
+    const seen: (string | null)[] = [];
+    const watcher = await watchConfig(file, () => seen.push(readFileSync(file, 'utf8')), { safetyCheckMs: 3_600_000 });
+    cleanups.push(() => watcher.close());
+    for (let i = 1; i <= 4; i++) {
+      update(`version: ${i}\n`);
+      await waitFor(() => seen.length >= i, `the call for update ${i}`);
+      expect(seen[i - 1]).toBe(`version: ${i}\n`);
+    }
+    update('version: 5\n');
+    update('version: 6\n');
+    update('version: 7\n');
+    await expectCalls(seen, 5);
+    expect(seen[4]).toBe('version: 7\n');
+  });
 });

@@ -71,7 +71,7 @@ async function setup(opts: { password?: string | null; config?: string } = {}) {
   mkdirSync(join(dir, 'config'));
   writeFileSync(configPath, opts.config ?? CONFIG);
   const daemon = fakeDaemon();
-  const client = createDaemonClient('http://127.0.0.1:8080', API_TOKEN, daemon.fetchImpl);
+  const client = createDaemonClient('http://127.0.0.1:8080', API_TOKEN, { fetchImpl: daemon.fetchImpl });
   const hub = new EventsHub(client);
   const shutdown = new AbortController();
   const logs: Record<string, unknown>[] = [];
@@ -379,9 +379,10 @@ describe('the daemon through the panel', () => {
   it('a daemon that refuses the panel\'s token is a 502, not a login prompt', async () => {
     const s = await setup();
     cleanups.push(...s.cleanups);
-    const client = createDaemonClient('http://127.0.0.1:8080', 'wrong', s.daemon.fetchImpl);
+    const client = createDaemonClient('http://127.0.0.1:8080', 'wrong', { fetchImpl: s.daemon.fetchImpl });
     const r = await client.post('/start');
-    expect(!r.ok && r.error).toMatchObject({ reason: 'http', status: 401 });
+    expect(!r.ok && r.error).toMatchObject({ reason: 'connection', code: 'daemon_token_rejected' });
+    expect(!r.ok && r.error.message).toMatch(/TUNNEL_API_TOKEN/);
   });
 
   it('an unreachable daemon is a clear 502', async () => {
@@ -392,9 +393,9 @@ describe('the daemon through the panel', () => {
     await new Promise((r) => srv.close(r));
     const client = createDaemonClient(`http://user:pw@127.0.0.1:${closed}/`, null);
     const r = await client.get('/status');
-    expect(!r.ok && r.error.reason).toBe('unreachable');
+    expect(!r.ok && r.error).toMatchObject({ reason: 'connection', code: 'daemon_refused' });
     expect(!r.ok && r.error.message).toContain(`http://127.0.0.1:${closed}`);
-    expect(!r.ok && r.error.message).toMatch(/connection refused/);
+    expect(!r.ok && r.error.message).toMatch(/nothing listens .*start the daemon/);
     expect(!r.ok && r.error.message).not.toContain('pw');
   });
 

@@ -75,7 +75,7 @@ describe('the panel events hub', () => {
     // The stream's headers are in, its `: connected` is not: the state is not read yet.
     await new Promise((r) => setTimeout(r, 100));
     expect(d.calls).toEqual(['GET /events']);
-    expect(seen).toEqual([{ event: 'snapshot', data: expect.objectContaining({ daemon: expect.objectContaining({ reachable: false, message: 'connecting to the daemon' }) }) }]);
+    expect(seen).toEqual([{ event: 'snapshot', data: expect.objectContaining({ daemon: expect.objectContaining({ reachable: false, code: 'daemon_connecting' }) }) }]);
 
     d.release();
     await vi.waitFor(() => expect(seen.some((m) => m.event === 'status' && m.data.status === 'RETRYING')).toBe(true));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { passwordMatches, Sessions } from '../../src/panel/auth.js';
-import { hostAllowed, isLoopbackName, originAllowed } from '../../src/panel/request-guard.js';
+import { isLoopbackName, panelHostAllowed as hostAllowed, panelOriginAllowed as originAllowed } from '../../src/request-guard.js';
 
 describe('Origin check for state-changing requests', () => {
   const host = '127.0.0.1:5000';

@@ -32,7 +32,8 @@ describe('validation problems mapped to the form', () => {
   const p = (field: string, found = 'x', line = 3): ConfigProblem => ({ line, column: 5, field, expected: 'a port 1-65535', found });
   it('puts problems of the edited entry next to its fields', () => {
     const r = blockingErrors([], [p('tunnels[2].local_port', '"abc"')], { kind: 'add', fields: {} as never }, 3);
-    expect(r).toEqual({ fields: { local_port: 'expected a port 1-65535, found "abc"' }, general: [] });
+    expect(r).toMatchObject({ fields: { local_port: 'expected a port 1-65535, found "abc"' }, general: [] });
+    expect(r?.problems).toEqual([{ field: 'local_port', problem: p('tunnels[2].local_port', '"abc"') }]);
   });
   it('lists new problems elsewhere above the form, with line and column', () => {
     const r = blockingErrors([], [p('tunnels[0].local_port', '15432')], { kind: 'add', fields: {} as never }, 2);

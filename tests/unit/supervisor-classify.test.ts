@@ -115,6 +115,28 @@ describe('classifyExit: FAILED, no retry', () => {
     expect(f.message).toBe('authentication failed: root@127.0.0.1: Permission denied (publickey).');
   });
 
+  it("a key ssh ignores for its modes, or cannot read, is named as the cause of the refusal (OpenSSH 9.2's lines)", () => {
+    const tooOpen = [
+      '@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@',
+      '@         WARNING: UNPROTECTED PRIVATE KEY FILE!          @',
+      '@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@',
+      "Permissions 0644 for '/home/tunnel/.ssh/id_ed25519' are too open.",
+      'It is required that your private key files are NOT accessible by others.',
+      'This private key will be ignored.',
+      'Load key "/home/tunnel/.ssh/id_ed25519": bad permissions',
+      'root@127.0.0.1: Permission denied (publickey).',
+    ].join('\n');
+    const f = classifyExit(facts(tooOpen));
+    expect(f).toMatchObject({ reason: 'auth', retry: false });
+    expect(f.message).toBe('ssh ignored the private key: it belongs to the user ssh runs as and group or others can read it (tunnel-manager check names the fix): Load key "/home/tunnel/.ssh/id_ed25519": bad permissions');
+    const unreadable = 'Load key "/keys/id_ed25519": Permission denied\nroot@127.0.0.1: Permission denied (publickey).';
+    expect(classifyExit(facts(unreadable))).toMatchObject({
+      reason: 'auth',
+      retry: false,
+      message: 'the user ssh runs as cannot read the private key (tunnel-manager check names the fix): Load key "/keys/id_ed25519": Permission denied',
+    });
+  });
+
   it('a changed host key is a host key failure', () => {
     const f = classifyExit(facts(HOST_KEY_CHANGED));
     expect(f).toMatchObject({ reason: 'host_key', retry: false });

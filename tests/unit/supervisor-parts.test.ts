@@ -37,7 +37,7 @@ function spec(hash: string, over: Partial<TunnelSpec> = {}): TunnelSpec {
 }
 
 describe('plan', () => {
-  const ctx = { sshBin: '/usr/bin/ssh', sshConfigPath: '/cfg', mode: 'default' as const, knownHostsPath: '/state/known_hosts', loginLogDir: '/state/logins' };
+  const ctx = { sshBin: '/usr/bin/ssh', sshConfigPath: '/cfg', mode: 'default' as const, knownHostsPath: '/state/known_hosts', loginLogDir: '/state/logins', controlDir: null };
   const host = { ...FALLBACK_HOST_INFO, endpoint: { host: '10.0.0.1', port: 2222 }, knownHostsFiles: ['/home/u/.ssh/known_hosts', '/state/known_hosts'] };
 
   it('lists the state dir known_hosts first, then the host\'s own files, once each', () => {
@@ -55,7 +55,7 @@ describe('plan', () => {
 });
 
 describe('interactive plan', () => {
-  const ctx = { sshBin: '/usr/bin/ssh', sshConfigPath: '/cfg', mode: 'default' as const, knownHostsPath: '/state/known_hosts', loginLogDir: '/state/logins' };
+  const ctx = { sshBin: '/usr/bin/ssh', sshConfigPath: '/cfg', mode: 'default' as const, knownHostsPath: '/state/known_hosts', loginLogDir: '/state/logins', controlDir: null };
   const host = FALLBACK_HOST_INFO;
 
   it('runs without BatchMode, with its debug lines in its own file, and keeps every other safety option', () => {

@@ -4,6 +4,7 @@ import { DEFAULT_BACKOFF } from '../../src/supervisor/backoff.js';
 import type { ProbeTarget } from '../../src/supervisor/probe.js';
 import { Runner, type RunnerDeps, type TunnelPlan } from '../../src/supervisor/runner.js';
 import { FRESH_PROMPT_MS } from '../../src/supervisor/lifecycle.js';
+import { ConnectionPool } from '../../src/supervisor/connection-pool.js';
 import { ProcessSweep } from '../../src/supervisor/process-sweep.js';
 import { SpawnSpacer } from '../../src/supervisor/spacing.js';
 import type { LoginOutcome, TerminalSink } from '../../src/supervisor/types.js';
@@ -42,6 +43,7 @@ function plan(over: Partial<TunnelPlan> = {}, name = 't'): TunnelPlan {
     spacingKey: 'bastion',
     startTimeoutMs: 15_000,
     checkTarget: { host: '127.0.0.1', port: 15432 },
+    shared: null,
     ...over,
   };
 }
@@ -78,6 +80,19 @@ function harness(spacer?: SpawnSpacer, sharedClock?: ManualClock): Harness {
     spacer: spacer ?? new SpawnSpacer(clock, 100),
     processes: new ProcessSweep(clock),
     registry: { add: (pid, argv) => registry.set(pid, argv), remove: (pid) => registry.delete(pid) },
+    // Every plan here has an ssh of its own; shared connections: connection-runner.test.ts.
+    connections: new ConnectionPool({
+      clock,
+      spawn,
+      control: () => Promise.reject(new Error('no shared connection in these tests')),
+      probe: async () => false,
+      spacer: spacer ?? new SpawnSpacer(clock, 100),
+      registry: { add: () => {}, remove: () => {} },
+      rules: { policy: DEFAULT_BACKOFF, unprobedCapMs: 4_000, probeIntervalMs: 250, startTimeoutMs: 15_000 },
+      graceMs: 3_000,
+      processState: () => null,
+      log: () => {},
+    }),
     policy: DEFAULT_BACKOFF,
     unprobedCapMs: 4_000,
     probeIntervalMs: 250,

@@ -18,5 +18,3 @@ export async function api(method, path, body) {
   if (res.status === 401 && data && data.error && data.error.code === 'login_required') document.dispatchEvent(new Event('panel:login-required'));
   return { ok: res.ok, status: res.status, data };
 }
-
-export const messageOf = (r) => (r.data && r.data.error && r.data.error.message) || `request failed (${r.status})`;

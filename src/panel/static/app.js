@@ -1,9 +1,22 @@
 // The panel's page: plain JavaScript modules, no build step. Everything it shows comes
 // from the panel's own /api (the daemon's token never reaches the browser).
-import { api, messageOf } from './api.js';
-import { $, sentence, toast } from './dom.js';
+import { api } from './api.js';
+import { $, toast } from './dom.js';
+import { translate } from './i18n.js';
+import { errorText } from './messages.js';
+import './switches.js';
 import { render, renderStatus, setConfig } from './list.js';
 import { state } from './state.js';
+
+// The catalogue is loaded (i18n.js awaits it): the static text is set before anything shows.
+translate();
+
+// Escape closes a dialog: the browser does so for the others; the terminal emulator
+// takes every key for itself, so its dialog is closed here (the login waits).
+document.addEventListener('keydown', (ev) => {
+  const term = $('terminal');
+  if (ev.key === 'Escape' && term.open && term.contains(ev.target)) term.close();
+}, true);
 
 function showOnly(id) {
   for (const s of ['loading', 'login', 'app']) $(s).hidden = s !== id;
@@ -23,7 +36,7 @@ $('login-form').addEventListener('submit', async (ev) => {
   err.hidden = true;
   const r = await api('POST', '/api/login', { password: $('password').value });
   if (!r.ok) {
-    err.textContent = sentence(messageOf(r));
+    err.textContent = errorText(r);
     err.hidden = false;
     $('password').select();
     return;
@@ -41,7 +54,7 @@ document.addEventListener('panel:login-required', () => showLogin());
 
 async function loadConfig() {
   const r = await api('GET', '/api/config');
-  if (!r.ok) { if (r.status !== 401) toast(messageOf(r), true); return false; }
+  if (!r.ok) { if (r.status !== 401) toast(errorText(r), true); return false; }
   state.mode = r.data.mode;
   state.directions = r.data.directions;
   setConfig(r.data.config, true);
@@ -81,7 +94,7 @@ document.addEventListener('visibilitychange', () => {
 
 async function start() {
   const s = await api('GET', '/api/session');
-  if (!s.ok) { $('loading').textContent = messageOf(s); return; }
+  if (!s.ok) { $('loading').textContent = errorText(s); return; }
   if (!s.data.authenticated) { showLogin(); return; }
   $('logout').hidden = !s.data.password_required;
   if (!(await loadConfig())) return;

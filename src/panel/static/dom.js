@@ -16,9 +16,6 @@ export function h(tag, attrs, ...children) {
   return el;
 }
 
-/** "the file…" → "The file…": messages from the server start in lower case. */
-export const sentence = (t) => (t ? t.charAt(0).toUpperCase() + t.slice(1) : '');
-
 export function toast(text, bad) {
   const t = h('div', { class: bad ? 'toast bad' : 'toast' }, text);
   $('toasts').append(t);

@@ -1,21 +1,27 @@
 // The add/edit form: the server validates with the daemon's own code and answers
 // with errors per field, or with a conflict when the file changed on disk.
-import { api, messageOf } from './api.js';
-import { $, confirmDialog, h, sentence, toast } from './dom.js';
+import { api } from './api.js';
+import { $, confirmDialog, h, toast } from './dom.js';
+import { t } from './i18n.js';
+import { errorText, problemText, problemWhere, withCode } from './messages.js';
 import { setConfig } from './list.js';
 import { FIELDS, state } from './state.js';
 
+const flagOf = (direction) => (state.directions.find((d) => d.value === direction) || {}).flag;
+
 function directionHints(direction) {
-  const choice = state.directions.find((d) => d.value === direction);
-  const exposes = choice && choice.label.includes('-R');
-  $('hint-remote_port').textContent = exposes ? 'Opened on the remote host; "ip:port" binds an address.' : 'The service on the remote side; "host:port" as seen from the remote host.';
-  $('hint-local_port').textContent = exposes ? 'The local service; "host:port" to reach another machine.' : 'Where it listens here; "ip:port" binds an address.';
+  const exposes = flagOf(direction) === '-R';
+  $('hint-remote_port').textContent = t(exposes ? 'form.hint_remote_port_expose' : 'form.hint_remote_port_bring');
+  $('hint-local_port').textContent = t(exposes ? 'form.hint_local_port_expose' : 'form.hint_local_port_bring');
 }
+
+/** A direction's words: the server says which ssh flag it means under the mode; the catalogue words each flag. */
+const directionWords = (d) => (d.flag === '-R' ? t('form.direction_expose') : d.flag === '-L' ? t('form.direction_bring') : d.label);
 
 function renderDirections(selected) {
   $('f-direction').replaceChildren(...state.directions.map((d) => h('label', { class: 'choice' },
     h('input', { type: 'radio', name: 'direction', value: d.value, checked: d.value === selected, onchange: () => directionHints(d.value) }),
-    h('span', null, d.label.replace(/ \(ssh -[LR]\)$/, ''), h('small', null, `${d.value} · ${d.label.match(/ssh -[LR]/)?.[0] || ''}`)))));
+    h('span', null, directionWords(d), h('small', { dir: 'ltr' }, `${d.value}${d.flag ? ` · ssh ${d.flag}` : ''}`)))));
   directionHints(selected);
 }
 
@@ -48,19 +54,30 @@ function clearErrors() {
   $('conflict').hidden = true;
 }
 
+/** The server's problems, each next to its field (or above the form), in the page's language. */
+function showProblems(problems) {
+  const fields = {};
+  const general = [];
+  for (const p of problems) {
+    if (p.form_field) (fields[p.form_field] = fields[p.form_field] || []).push(p);
+    else general.push(problemWhere(p));
+  }
+  showErrors(fields, general);
+}
+
 function showErrors(fields, general) {
   let first = null;
-  for (const [f, msg] of Object.entries(fields || {})) {
+  for (const [f, problems] of Object.entries(fields)) {
     const p = $(`err-${f}`);
     if (!p) continue;
-    p.textContent = sentence(msg);
+    p.replaceChildren(...problems.map((x) => h('span', { class: 'problem', 'data-code': x.code }, problemText(x))));
     p.hidden = false;
     const input = f === 'direction' ? document.querySelector('#f-direction input') : $(`f-${f}`);
     if (input && f !== 'direction') input.setAttribute('aria-invalid', 'true');
     first = first || input;
   }
   if (general && general.length > 0) {
-    $('form-error').replaceChildren(h('strong', null, 'The file would not be valid:'), h('ul', null, general.map((g) => h('li', null, g))));
+    $('form-error').replaceChildren(h('strong', null, t('form.invalid_file')), h('ul', null, general.map((g) => h('li', null, g))));
     $('form-error').hidden = false;
   }
   if (first) first.focus();
@@ -87,15 +104,15 @@ async function loadSshHosts() {
 export function openEditor(entry) {
   clearErrors();
   state.editing = entry ? { index: entry.index, hash: entry.hash, version: state.config.version } : { index: null, hash: null, version: state.config.version };
-  $('editor-title').textContent = entry ? `Edit ${entry.fields.name || 'unnamed'}` : 'Add tunnel';
+  $('editor-title').textContent = entry ? t('form.edit_title', { name: entry.fields.name || t('card.unnamed') }) : t('list.add');
   $('delete').hidden = !entry;
   fillForm(entry ? entry.fields : { direction: 'remote_to_local' });
   fillHealthCheck(entry);
   const kept = entry && entry.other_keys.length > 0;
   $('kept-keys').hidden = !kept;
   // A merge key (<<: *defaults) brings fields the form shows as this tunnel's own.
-  const merge = kept && entry.other_keys.includes('<<') ? ' The fields the merge key << brings are shown above: one you change is written in this tunnel only, the others stay merged.' : '';
-  if (kept) $('kept-keys').textContent = `Also in the file, kept as they are: ${entry.other_keys.join(', ')}.${merge}`;
+  const merge = kept && entry.other_keys.includes('<<') ? ` ${t('form.merge_note')}` : '';
+  if (kept) $('kept-keys').textContent = t('form.kept_keys', { keys: entry.other_keys.join(', ') }) + merge;
   loadSshHosts();
   $('editor').showModal();
   $('f-name').focus();
@@ -124,19 +141,19 @@ async function save() {
     $('editor').close();
     state.editing = null;
     setConfig(r.data.config);
-    toast(`Saved ${body.fields.name || 'unnamed'}`);
-    if (r.data.backup_error) toast(r.data.backup_error, true);
+    toast(t('toast.saved', { name: body.fields.name || t('card.unnamed') }));
+    if (r.data.backup_error) toast(t('toast.backup_failed', { text: r.data.backup_error }), true);
     return;
   }
   const code = r.data && r.data.error && r.data.error.code;
-  if (code === 'invalid') showErrors(r.data.fields, r.data.general);
+  if (code === 'invalid') showProblems(r.data.problems || []);
   else if (code === 'conflict') showConflict(r.data, body.fields);
-  else showErrors({}, [messageOf(r)]);
+  else showErrors({}, [errorText(r)]);
 }
 
 function compareList(fields, other) {
   return h('dl', null, FIELDS.flatMap((f) => [
-    h('dt', null, f),
+    h('dt', { title: f }, t(`form.${f}`)),
     h('dd', { class: other && (other[f] || '') !== (fields[f] || '') ? 'diff' : null }, fields[f] || '—'),
   ]));
 }
@@ -152,23 +169,23 @@ function showConflict(data, mine) {
       if (theirs) { e.index = theirs.index; e.hash = theirs.hash; } else { e.index = null; e.hash = null; }
     }
     save();
-  } }, e.index !== null && !theirs ? 'Add mine as a new tunnel' : 'Save my version');
+  } }, e.index !== null && !theirs ? t('conflict.add_mine') : t('conflict.save_mine'));
   const useTheirs = h('button', { class: 'btn btn-small', type: 'button', onclick: () => {
     setConfig(data.current);
     $('editor').close();
-    toast('Loaded the version on disk');
-  } }, 'Discard mine, load the file');
+    toast(t('toast.loaded_disk'));
+  } }, t('conflict.load_theirs'));
   const explain = e.index === null
-    ? 'Your new tunnel was not added yet.'
+    ? t('conflict.new_not_added')
     : theirs
-      ? (data.theirs_unchanged ? 'This tunnel is unchanged on disk; other parts of the file changed.' : 'This tunnel was changed on disk.')
-      : 'This tunnel is no longer in the file.';
+      ? (data.theirs_unchanged ? t('conflict.unchanged') : t('conflict.changed'))
+      : t('conflict.gone');
   box.replaceChildren(
-    h('p', null, h('strong', null, 'The file changed on disk since you opened this form. '), data.error.message.replace(/^the file changed on disk since you loaded it; /, '').replace(/^./, (c) => c.toUpperCase()) + '.'),
+    h('p', null, h('strong', null, t('conflict.title')), ' ', withCode(t('conflict.nothing_saved'), 'conflict')),
     h('p', null, explain),
     h('div', { class: 'compare' },
-      h('div', null, h('h3', null, 'Your edit'), compareList(mine, theirs ? theirs.fields : null)),
-      h('div', null, h('h3', null, 'On disk now'), theirs ? compareList(theirs.fields, mine) : h('p', { class: 'muted' }, e.index === null ? '(a new tunnel)' : '(gone)'))),
+      h('div', null, h('h3', null, t('conflict.yours')), compareList(mine, theirs ? theirs.fields : null)),
+      h('div', null, h('h3', null, t('conflict.theirs')), theirs ? compareList(theirs.fields, mine) : h('p', { class: 'muted' }, e.index === null ? t('conflict.a_new_tunnel') : t('conflict.none')))),
     h('div', { class: 'conflict-actions' }, useMine, useTheirs));
   box.hidden = false;
   box.scrollIntoView({ block: 'nearest' });
@@ -179,18 +196,18 @@ function showConflict(data, mine) {
 $('delete').addEventListener('click', async () => {
   const e = state.editing;
   if (!e || e.index === null) return;
-  const name = $('f-name').value || 'unnamed';
-  if (!(await confirmDialog(`Delete ${name}?`, 'The tunnel is removed from the config file and the daemon stops it.', 'Delete'))) return;
+  const name = $('f-name').value || t('card.unnamed');
+  if (!(await confirmDialog(t('confirm.delete_title', { name }), t('confirm.delete_text'), t('form.delete')))) return;
   const r = await api('DELETE', `/api/tunnels/${e.index}`, { version: e.version, hash: e.hash });
   if (r.ok) {
     $('editor').close();
     state.editing = null;
     setConfig(r.data.config);
-    toast(`Deleted ${name}`);
+    toast(t('toast.deleted', { name }));
     return;
   }
   if (r.data && r.data.error && r.data.error.code === 'conflict') showConflict(r.data, formFields());
-  else showErrors({}, [messageOf(r)]);
+  else showErrors({}, [errorText(r)]);
 });
 
 $('add').addEventListener('click', () => openEditor(null));

@@ -1,17 +1,15 @@
 // What the page knows: the config file's view, live statuses, the daemon's state.
 
 export const FIELDS = ['name', 'remote_host', 'remote_port', 'local_port', 'direction'];
-export const STATE_WORDS = {
-  RUNNING: 'Running', STARTING: 'Starting', RETRYING: 'Retrying', FAILED: 'Failed', STOPPED: 'Stopped', AUTH_REQUIRED: 'Login needed',
-  PENDING: 'Pending', UNKNOWN: 'Unknown', NOT_APPLIED: 'Not applied', LEFT_OUT: 'Left out',
-};
+/** The states a card can show; each has its words in the catalogues (status.<STATE>). */
+export const STATES = ['RUNNING', 'STARTING', 'RETRYING', 'FAILED', 'STOPPED', 'AUTH_REQUIRED', 'PENDING', 'UNKNOWN', 'NOT_APPLIED', 'LEFT_OUT'];
 
 export const state = {
   mode: 'default',
   directions: [],
   config: null,
   statuses: new Map(),
-  daemon: { reachable: false, message: 'connecting…', where: '' },
+  daemon: { reachable: false, code: 'daemon_connecting', params: {}, message: null, where: '' },
   health: null,
   events: null,
   openLogs: new Set(),

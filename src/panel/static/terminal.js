@@ -4,7 +4,9 @@
 // login goes on and can be resumed.
 import { Terminal } from '/vendor/xterm.mjs';
 import { FitAddon } from '/vendor/addon-fit.mjs';
-import { $, sentence } from './dom.js';
+import { $ } from './dom.js';
+import { t } from './i18n.js';
+import { codeText, withCode } from './messages.js';
 
 let current = null;
 
@@ -19,8 +21,8 @@ export function openTerminal(hash, name) {
   if (current) current.close();
   const dialog = $('terminal');
   const screen = $('terminal-screen');
-  $('terminal-title').textContent = `Log in: ${name}`;
-  say('Connecting…');
+  $('terminal-title').textContent = t('terminal.title', { name });
+  say(t('terminal.connecting'));
   screen.replaceChildren();
   dialog.showModal();
 
@@ -28,6 +30,9 @@ export function openTerminal(hash, name) {
   const fit = new FitAddon();
   term.loadAddon(fit);
   term.open(screen);
+  // The emulator's input is a hidden textarea: it gets a name in the page's language.
+  const input = screen.querySelector('textarea');
+  if (input) input.setAttribute('aria-label', t('terminal.input', { name }));
   fit.fit();
   term.focus();
 
@@ -53,19 +58,19 @@ export function openTerminal(hash, name) {
     }
     let m;
     try { m = JSON.parse(e.data); } catch { return; }
-    if (m.type === 'attached') say('Answer the prompt below. Closing this window detaches; the login waits.');
-    else if (m.type === 'refused') { ended = true; say(sentence(m.message), 'bad'); }
+    if (m.type === 'attached') say(t('terminal.attached'));
+    else if (m.type === 'refused') { ended = true; say(withCode(codeText(m.code, m.params, m.message), m.code || 'refused'), 'bad'); }
     else if (m.type === 'end') {
       ended = true;
       if (m.status === 'RUNNING') {
-        say('Logged in: the tunnel is running.', 'ok');
+        say(t('terminal.running'), 'ok');
         setTimeout(() => { if (current && current.ws === ws) dialog.close(); }, 1500);
-      } else if (m.status === 'STOPPED') say('The tunnel was stopped.', 'bad');
-      else say(`The login failed: ${m.message || 'ssh ended'}. Close this window and choose Log in to try again.`, 'bad');
+      } else if (m.status === 'STOPPED') say(t('terminal.stopped'), 'bad');
+      else say(t('terminal.failed', { text: m.message || 'ssh' }), 'bad');
     }
   };
   ws.onclose = () => {
-    if (!ended) say('The connection to the panel closed; the login waits. Close this window and choose Log in to go on.', 'bad');
+    if (!ended) say(t('terminal.closed'), 'bad');
     term.options.disableStdin = true;
   };
 

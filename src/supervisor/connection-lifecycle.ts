@@ -1,0 +1,330 @@
+// One shared connection's lifecycle (SPEC §14) as a pure state machine, beside the
+// tunnel's (lifecycle.ts): `next(connection, event, rules, world)` returns the next
+// state and the effects the connection runner (connection.ts) performs. No I/O, no
+// clock, nothing from `node:`; tested as tables (tests/unit/connection-lifecycle.test.ts).
+//
+// The connection is an OpenSSH ControlMaster (`ssh -M -N`) the daemon owns. It is
+// wanted while at least one tunnel on it is active; the runner adds and cancels each
+// tunnel's forward on it. Tokens work as in lifecycle.ts: an attempt is one spawn of
+// the master, a wait one backoff; an event of a token that is over is ignored.
+import type { ConnectionRecord } from '../tunnel/status.js';
+import { unreachable } from '../unreachable.js';
+import { earliestLogin, FRESH_COUNTERS, onEstablished, planRetry, type BackoffPolicy, type RetryCounters } from './backoff.js';
+import type { Failure } from './classify.js';
+import type { ProbeTarget } from './probe.js';
+
+/*
+ *          wanted               master ready
+ *   idle ─────────► connecting ──────────────► up
+ *    ▲  ▲             │    ▲                    │
+ *    │  │ fatal exit  │    │ retry due          │ exit (lost): every forward on it ends
+ *    │  └─────────────┤    │ (or probe ok,      ▼
+ *    │                └──► backoff ◄────────────┘
+ *    │                         │ unwanted
+ *    ├─────────────────────────┘
+ *    │ master gone (then: idle, or connect again if wanted meanwhile)
+ *   stopping ◄── unwanted while a master exists
+ */
+
+export type ConnectionPhase =
+  | { id: 'idle' }
+  /** `pid` is null until the spawn slot was granted and ssh started; `ending`: timed out, being ended. */
+  | { id: 'connecting'; attempt: number; pid: number | null; ending: Failure | null }
+  /** `ending`: found unresponsive (its control socket does not answer), being ended. */
+  | { id: 'up'; attempt: number; pid: number | null; since: number; ending: Failure | null }
+  | { id: 'backoff'; wait: number; until: number; failure: Failure; probe: ProbeTarget | null }
+  /** TERM sent; `reconnect`: wanted again meanwhile, connect once the master is gone. */
+  | { id: 'stopping'; attempt: number; pid: number | null; reconnect: boolean };
+
+export interface Connection {
+  phase: ConnectionPhase;
+  seq: number;
+  counters: RetryCounters;
+  lastSpawnAt: number | null;
+  /** Why the last master ended (null before any, or after one came up). */
+  lastFailure: Failure | null;
+  since: number;
+}
+
+export type ConnectionEvent =
+  /** At least one tunnel wants the connection (again). `now`: a person asked, do not sleep out a backoff. */
+  | { type: 'wanted'; now: boolean }
+  /** No tunnel wants it any more. */
+  | { type: 'unwanted' }
+  | { type: 'spawned'; attempt: number; pid: number | null }
+  /** The master logged in and listens on its control socket. */
+  | { type: 'ready'; attempt: number }
+  | { type: 'start-timeout'; attempt: number }
+  /** An `ssh -O` to the master got no answer in time: a stopped (SIGSTOP) or wedged master serves nobody. */
+  | { type: 'unresponsive'; attempt: number }
+  | { type: 'exited'; attempt: number; exit: MasterExit; failure: Failure; probe: ProbeTarget | null }
+  | { type: 'retry-due'; wait: number }
+  | { type: 'probe-result'; wait: number; ok: boolean };
+
+/** How the master ended. */
+export interface MasterExit {
+  code: number | null;
+  signal: string | null;
+}
+
+export type ConnectionTimerEvent = Extract<ConnectionEvent, { type: 'start-timeout' | 'retry-due' }>;
+
+export type ConnectionEffect =
+  /** Remove a stale control socket, wait for the host's spawn slot, start the master; report `spawned`, `ready`, `exited`. */
+  | { type: 'spawn'; attempt: number }
+  /** TERM the attempt's master, KILL after the grace period. `exited` follows. */
+  | { type: 'terminate'; attempt: number }
+  | { type: 'timer'; token: number; at: number; event: ConnectionTimerEvent }
+  | { type: 'probe'; token: number; at: number; target: ProbeTarget }
+  | { type: 'cancel'; token: number }
+  /** The master is ready: add every forward waiting for it; tunnels backing off because of this connection try again now. */
+  | { type: 'opened' }
+  /** The master is gone (or never came up): every forward on it or waiting for it ends with `failure`. */
+  | { type: 'lost'; failure: Failure; exit: MasterExit | null }
+  | { type: 'note'; text: string }
+  | { type: 'announce' };
+
+export interface ConnectionRules {
+  policy: BackoffPolicy;
+  unprobedCapMs: number;
+  probeIntervalMs: number;
+  startTimeoutMs: number;
+}
+
+export interface ConnectionWorld {
+  now: number;
+  random(): number;
+}
+
+export interface ConnectionStep {
+  connection: Connection;
+  effects: ConnectionEffect[];
+}
+
+/** The `state` of a status record's `connection` field. */
+export type ConnectionState = ConnectionRecord['state'];
+
+export function initialConnection(now: number): Connection {
+  return { phase: { id: 'idle' }, seq: 0, counters: FRESH_COUNTERS, lastSpawnAt: null, lastFailure: null, since: now };
+}
+
+export function connectionState(phase: ConnectionPhase): ConnectionState {
+  switch (phase.id) {
+    case 'idle':
+      return 'down';
+    case 'connecting':
+      return 'connecting';
+    case 'up':
+      return 'up';
+    case 'backoff':
+      return 'retrying';
+    case 'stopping':
+      return 'stopping';
+    default:
+      return unreachable(phase, 'connection phase');
+  }
+}
+
+/** The master's pid, while one exists. */
+export function connectionPid(phase: ConnectionPhase): number | null {
+  switch (phase.id) {
+    case 'connecting':
+    case 'up':
+    case 'stopping':
+      return phase.pid;
+    case 'idle':
+    case 'backoff':
+      return null;
+    default:
+      return unreachable(phase, 'connection phase');
+  }
+}
+
+/** What a tunnel that asks for a forward now gets: wait for the master, add at once, or the cause it is down. */
+export function forwardVerdict(c: Connection): { kind: 'wait' } | { kind: 'add' } | { kind: 'down'; failure: Failure | null } {
+  switch (c.phase.id) {
+    case 'up':
+      return { kind: 'add' };
+    case 'idle':
+      // After a failure no retry fixes, only a start (retryNow) tries again.
+      return c.lastFailure !== null && !c.lastFailure.retry ? { kind: 'down', failure: c.lastFailure } : { kind: 'wait' };
+    case 'connecting':
+    case 'stopping':
+      return { kind: 'wait' };
+    case 'backoff':
+      return { kind: 'down', failure: c.phase.failure };
+    default:
+      return unreachable(c.phase, 'connection phase');
+  }
+}
+
+export function nextConnection(c: Connection, ev: ConnectionEvent, rules: ConnectionRules, world: ConnectionWorld): ConnectionStep {
+  const step = transition(c, ev, rules, world);
+  if (step.connection === c) return step;
+  const changed = connectionState(step.connection.phase) !== connectionState(c.phase) || connectionPid(step.connection.phase) !== connectionPid(c.phase);
+  const connection = changed ? { ...step.connection, since: world.now } : step.connection;
+  return { connection, effects: changed ? [...step.effects, { type: 'announce' }] : step.effects };
+}
+
+const CLOSED: Failure = { reason: 'signal', retry: true, probe: null, message: 'the shared connection was closed' };
+
+const UNRESPONSIVE: Failure = { reason: 'timeout', retry: true, probe: null, message: 'the shared connection\'s ssh stopped answering on its control socket (stopped or hung); it was ended' };
+
+const same = (c: Connection): ConnectionStep => ({ connection: c, effects: [] });
+
+function transition(c: Connection, ev: ConnectionEvent, rules: ConnectionRules, world: ConnectionWorld): ConnectionStep {
+  switch (ev.type) {
+    case 'wanted':
+      return onWanted(c, ev.now);
+    case 'unwanted':
+      return onUnwanted(c);
+    case 'spawned': {
+      const p = c.phase;
+      if (p.id !== 'connecting' || p.attempt !== ev.attempt || p.pid !== null) return same(c);
+      const effects: ConnectionEffect[] =
+        ev.pid === null ? [] : [{ type: 'timer', token: p.attempt, at: world.now + rules.startTimeoutMs, event: { type: 'start-timeout', attempt: p.attempt } }];
+      return { connection: { ...c, lastSpawnAt: world.now, phase: { ...p, pid: ev.pid } }, effects };
+    }
+    case 'ready': {
+      const p = c.phase;
+      if (p.id !== 'connecting' || p.attempt !== ev.attempt || p.pid === null || p.ending !== null) return same(c);
+      return {
+        connection: { ...c, counters: onEstablished(c.counters), lastFailure: null, phase: { id: 'up', attempt: p.attempt, pid: p.pid, since: world.now, ending: null } },
+        effects: [{ type: 'cancel', token: p.attempt }, { type: 'opened' }],
+      };
+    }
+    case 'start-timeout': {
+      const p = c.phase;
+      if (p.id !== 'connecting' || p.attempt !== ev.attempt || p.pid === null || p.ending !== null) return same(c);
+      const ending: Failure = { reason: 'start_timeout', retry: true, probe: null, message: `ssh did not log in to the shared connection within ${Math.round(rules.startTimeoutMs / 1000)} s` };
+      return { connection: { ...c, phase: { ...p, ending } }, effects: [{ type: 'cancel', token: p.attempt }, { type: 'terminate', attempt: p.attempt }] };
+    }
+    case 'unresponsive': {
+      const p = c.phase;
+      if (p.id !== 'up' || p.attempt !== ev.attempt || p.ending !== null) return same(c);
+      return { connection: { ...c, phase: { ...p, ending: UNRESPONSIVE } }, effects: [{ type: 'terminate', attempt: p.attempt }] };
+    }
+    case 'exited':
+      return onExited(c, ev, rules, world);
+    case 'retry-due': {
+      const p = c.phase;
+      if (p.id !== 'backoff' || p.wait !== ev.wait) return same(c);
+      return connect(c, [{ type: 'cancel', token: p.wait }]);
+    }
+    case 'probe-result':
+      return onProbeResult(c, ev, rules, world);
+    default:
+      return unreachable(ev, 'connection event');
+  }
+}
+
+function connect(c: Connection, first: ConnectionEffect[] = []): ConnectionStep {
+  const attempt = c.seq + 1;
+  return { connection: { ...c, seq: attempt, phase: { id: 'connecting', attempt, pid: null, ending: null } }, effects: [...first, { type: 'spawn', attempt }] };
+}
+
+function onWanted(c: Connection, now: boolean): ConnectionStep {
+  const p = c.phase;
+  switch (p.id) {
+    case 'idle':
+      return connect({ ...c, counters: FRESH_COUNTERS });
+    case 'backoff':
+      return now ? connect(c, [{ type: 'cancel', token: p.wait }]) : same(c);
+    case 'stopping':
+      return p.reconnect ? same(c) : { connection: { ...c, phase: { ...p, reconnect: true } }, effects: [] };
+    case 'connecting':
+    case 'up':
+      return same(c);
+    default:
+      return unreachable(p, 'connection phase');
+  }
+}
+
+function onUnwanted(c: Connection): ConnectionStep {
+  const p = c.phase;
+  switch (p.id) {
+    case 'idle':
+      return same(c);
+    case 'backoff':
+      return { connection: { ...c, phase: { id: 'idle' } }, effects: [{ type: 'cancel', token: p.wait }] };
+    case 'connecting':
+      if (p.pid === null) return { connection: { ...c, phase: { id: 'idle' } }, effects: [{ type: 'cancel', token: p.attempt }] };
+      return stopMaster(c, p.attempt, p.pid);
+    case 'up':
+      return stopMaster(c, p.attempt, p.pid);
+    case 'stopping':
+      return p.reconnect ? { connection: { ...c, phase: { ...p, reconnect: false } }, effects: [] } : same(c);
+    default:
+      return unreachable(p, 'connection phase');
+  }
+}
+
+function stopMaster(c: Connection, attempt: number, pid: number | null): ConnectionStep {
+  return {
+    connection: { ...c, phase: { id: 'stopping', attempt, pid, reconnect: false } },
+    effects: [
+      { type: 'cancel', token: attempt },
+      { type: 'terminate', attempt },
+    ],
+  };
+}
+
+function onExited(c: Connection, ev: Extract<ConnectionEvent, { type: 'exited' }>, rules: ConnectionRules, world: ConnectionWorld): ConnectionStep {
+  const p = c.phase;
+  switch (p.id) {
+    case 'connecting':
+    case 'up': {
+      if (p.attempt !== ev.attempt) return same(c);
+      const failure = p.ending ?? ev.failure;
+      const effects: ConnectionEffect[] = [
+        { type: 'cancel', token: p.attempt },
+        { type: 'note', text: `shared connection ended: ${failure.message}` },
+        { type: 'lost', failure, exit: ev.exit },
+      ];
+      const ended: Connection = { ...c, lastFailure: failure };
+      // What a retry will not fix ends every tunnel on it as FAILED; they leave, and
+      // the connection rests until one is started again.
+      if (!failure.retry) return { connection: { ...ended, phase: { id: 'idle' } }, effects };
+      const probe = failure.probe === 'ssh-port' ? ev.probe : null;
+      const plan = planRetry(
+        c.counters,
+        p.id === 'up' ? { kind: 'lost', ranMs: world.now - p.since } : { kind: 'start-failed' },
+        world.now,
+        c.lastSpawnAt,
+        () => world.random(),
+        rules.policy,
+        probe !== null ? rules.policy.capMs : Math.min(rules.policy.capMs, rules.unprobedCapMs),
+      );
+      const wait = c.seq + 1;
+      effects.push({ type: 'timer', token: wait, at: plan.at, event: { type: 'retry-due', wait } });
+      if (probe !== null) effects.push({ type: 'probe', token: wait, at: world.now, target: probe });
+      return { connection: { ...ended, seq: wait, counters: plan.counters, phase: { id: 'backoff', wait, until: plan.at, failure, probe } }, effects };
+    }
+    case 'stopping': {
+      if (p.attempt !== ev.attempt) return same(c);
+      const gone: Connection = { ...c, phase: { id: 'idle' } };
+      const note: ConnectionEffect = { type: 'note', text: 'shared connection closed' };
+      // Forwards asked for meanwhile wait for the next master.
+      if (p.reconnect) return connect({ ...gone, counters: FRESH_COUNTERS }, [note]);
+      return { connection: gone, effects: [note, { type: 'lost', failure: CLOSED, exit: ev.exit }] };
+    }
+    case 'idle':
+    case 'backoff':
+      return same(c);
+    default:
+      return unreachable(p, 'connection phase');
+  }
+}
+
+function onProbeResult(c: Connection, ev: Extract<ConnectionEvent, { type: 'probe-result' }>, rules: ConnectionRules, world: ConnectionWorld): ConnectionStep {
+  const p = c.phase;
+  if (p.id !== 'backoff' || p.wait !== ev.wait || p.probe === null) return same(c);
+  if (!ev.ok) {
+    const at = world.now + rules.probeIntervalMs;
+    return at < p.until ? { connection: c, effects: [{ type: 'probe', token: p.wait, at, target: p.probe }] } : same(c);
+  }
+  const at = earliestLogin(world.now, c.lastSpawnAt, rules.policy);
+  if (at <= world.now) return connect(c, [{ type: 'cancel', token: p.wait }]);
+  if (at >= p.until) return same(c);
+  return { connection: { ...c, phase: { ...p, until: at } }, effects: [{ type: 'timer', token: p.wait, at, event: { type: 'retry-due', wait: p.wait } }] };
+}

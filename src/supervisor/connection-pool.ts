@@ -1,0 +1,38 @@
+// The shared connections (SPEC §14), by id: tunnels whose logins are the same (host
+// and whole option set) share one. A connection exists while a tunnel wants it or its
+// master is still being ended; the pool forgets it once it rests.
+import { ConnectionRunner, type ConnectionDeps, type ConnectionPlan } from './connection.js';
+
+export class ConnectionPool {
+  private readonly connections = new Map<string, ConnectionRunner>();
+
+  constructor(private readonly deps: ConnectionDeps) {}
+
+  /** The connection for this plan, created on first use. */
+  get(plan: ConnectionPlan): ConnectionRunner {
+    let c = this.connections.get(plan.id);
+    if (c === undefined) {
+      const created = new ConnectionRunner(plan, this.deps);
+      created.watch(() => {
+        if (created.idle && this.connections.get(plan.id) === created) this.connections.delete(plan.id);
+      });
+      this.connections.set(plan.id, created);
+      c = created;
+    }
+    return c;
+  }
+
+  /** The connection with this id, if one exists now. */
+  find(id: string): ConnectionRunner | undefined {
+    return this.connections.get(id);
+  }
+
+  get size(): number {
+    return this.connections.size;
+  }
+
+  /** Ends every master (daemon shutdown) and waits for them to be gone. */
+  async close(): Promise<void> {
+    await Promise.all([...this.connections.values()].map((c) => c.close()));
+  }
+}
