@@ -41,7 +41,7 @@ export interface Attempts {
   /** A multipart upload: the form each bare model name gets, written out (instead of `body`). */
   forms?: ReadonlyMap<string, { bytes: Buffer; contentType: string }>;
   obs: Observation;
-  /** The request in another format than the endpoint's, for providers that speak that one (translate/); `body` is then its body. */
+  /** The request in another format than the endpoint's, for providers that speak that one (translate/); it writes each target's body. */
   translation?: Translation;
 }
 
@@ -134,7 +134,7 @@ class Targets implements Forward {
     if (refusal !== null) return this.next('key_unusable', refusal);
     this.provider = provider;
     const form = a.forms?.get(target.model);
-    this.payload = form === undefined ? withModel(a.body, target.model) : form.bytes;
+    this.payload = form !== undefined ? form.bytes : a.translation !== undefined ? a.translation.payloadFor(target.model) : withModel(a.body, target.model);
     this.contentType = form?.contentType;
     if (a.translation === undefined) forwardChat(this);
     else forwardTranslated(this, a.translation);

@@ -124,7 +124,7 @@ export function createProxyRoutes(deps: ProxyDeps): ProxyRoutes {
     const { targets, translation } = fit;
     // A response created with `store: false` is not kept by its provider: no id to note.
     const stored = r.endpoint.path === '/responses' && parsed.value.fields.store !== false && translation === undefined;
-    sendToTargets(shared, { req: r.req, res: r.res, requestId: r.requestId, endpoint: r.endpoint, runtime: r.runtime, targets, body: translation?.body ?? parsed.value.bytes, obs: r.obs, stored, translation });
+    sendToTargets(shared, { req: r.req, res: r.res, requestId: r.requestId, endpoint: r.endpoint, runtime: r.runtime, targets, body: parsed.value.bytes, obs: r.obs, stored, translation });
   }
 
   function routeForm(r: Incoming, form: Form): void {

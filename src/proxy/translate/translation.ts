@@ -27,8 +27,8 @@ export interface Translation {
   format: ProviderFormat;
   /** The path of the request on the provider, from its base path (`/v1`). */
   upstreamPath(basePath: string): string;
-  /** The request body in the provider's format, with the client's model name (each target's is spliced in). */
-  body: Buffer;
+  /** The request body in the provider's format, with a target's bare model name. */
+  payloadFor(model: string): Buffer;
   /** Request fields left out, for `x-tunnel-manager-dropped`. */
   dropped: readonly string[];
   answer: AnswerTranslation;
@@ -37,6 +37,12 @@ export interface Translation {
 }
 
 type Translate = (fields: Json) => Result<Translation, ProxyError>;
+
+// The body is written once per target with its model set, rather than written and then spliced.
+const payload = (body: Json) => (model: string) => {
+  body.model = model;
+  return Buffer.from(JSON.stringify(body));
+};
 
 const underBase = (path: string) => (basePath: string) => `${basePath}${path}`;
 
@@ -50,7 +56,7 @@ const messagesToChat: Translate = (fields) => {
     value: {
       format: 'openai',
       upstreamPath: underBase('/chat/completions'),
-      body: Buffer.from(JSON.stringify(r.value.body)),
+      payloadFor: payload(r.value.body),
       dropped: r.value.dropped,
       answer: { json: (body) => chatToMessagesAnswer(body, ctx), stream: () => new ChatToMessagesStream(ctx) },
       defaultHeaders: [],
@@ -70,7 +76,7 @@ const chatToMessages: Translate = (fields) => {
     value: {
       format: 'anthropic',
       upstreamPath: underBase('/messages'),
-      body: Buffer.from(JSON.stringify(r.value.body)),
+      payloadFor: payload(r.value.body),
       dropped: r.value.dropped,
       answer: { json: messagesToChatAnswer, stream: () => new MessagesToChatStream(includeUsage) },
       defaultHeaders: [ANTHROPIC_VERSION],
@@ -87,7 +93,7 @@ const responsesToChat: Translate = (fields) => {
     value: {
       format: 'openai',
       upstreamPath: underBase('/chat/completions'),
-      body: Buffer.from(JSON.stringify(r.value.body)),
+      payloadFor: payload(r.value.body),
       dropped: r.value.dropped,
       answer: { json: (body) => chatToResponsesAnswer(body, ctx), stream: () => new ChatToResponsesStream(ctx) },
       defaultHeaders: [],
@@ -103,7 +109,7 @@ const countTokens: Translate = (fields) => {
     value: {
       format: 'openai',
       upstreamPath: tokenizePath,
-      body: Buffer.from(JSON.stringify(r.value.body)),
+      payloadFor: payload(r.value.body),
       dropped: r.value.dropped,
       // /tokenize never streams: a stream would be a provider's mistake, ended as a cut.
       answer: { json: countTokensAnswer, stream: () => new ChatToMessagesStream({ stopSequences: [] }), error: countTokensError },

@@ -5,7 +5,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { proxySchema } from '../../../src/config/proxy-schema.js';
 import { startProxyServer, type ProxyServer } from '../../../src/proxy/index.js';
-import { call } from '../harness.js';
+import { call, eventually } from '../harness.js';
 import { startMockVllm, type MockVllm } from './mock-vllm.js';
 
 let mock: MockVllm;
@@ -156,6 +156,24 @@ describe('the Anthropic SDK against an OpenAI-format provider', () => {
     expect((e as InstanceType<typeof Anthropic.APIError>).status).toBe(501);
     expect((e as Error).message).toMatch(/provider \\?"notok\\?" speaks the OpenAI format and has no \/tokenize endpoint/);
     expect(last().url).toBe('/elsewhere/tokenize');
+  });
+
+  it('a client that leaves mid-stream: the provider\'s request is aborted at once', async () => {
+    const controller = new AbortController();
+    const s = client().messages.stream({ model: 'gpu:stall', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] }, { signal: controller.signal });
+    await new Promise<void>((resolve) => s.on('streamEvent', (e) => e.type === 'message_start' && resolve()));
+    const upstream = last();
+    expect(upstream.closed).toBeUndefined();
+    controller.abort();
+    await s.done().catch(() => undefined);
+    await eventually(() => upstream.closed === true, 'the provider saw the proxy hang up');
+  });
+
+  it('the provider\'s key is blanked out of a translated answer that quotes it', async () => {
+    const r = await call(url, { path: '/v1/messages', headers: { 'x-api-key': 'k' }, body: JSON.stringify({ model: 'gpu:echo', max_tokens: 10, messages: [{ role: 'user', content: 'my key is sk-upstream-vllm-key' }] }) });
+    expect(r.status).toBe(200);
+    expect(r.json.content[0].text).toBe('my key is ***');
+    expect(r.text).not.toContain('sk-upstream-vllm-key');
   });
 
   it('a field with no counterpart is a 400 naming it, in Anthropic\'s error shape', async () => {

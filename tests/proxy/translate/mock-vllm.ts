@@ -11,14 +11,15 @@
  * - else: `hello from vllm`, or up to a stop string of the request's `stop`.
  *
  * Models: `cut` ends the stream in the middle of the answer (no finish_reason, no [DONE]);
- * `reasoning` adds `reasoning_content`; `bad-tool-args` calls a tool with arguments that are not JSON.
+ * `stall` sends its first chunk and then nothing (a test notes when the proxy hangs up: `closed`);
+ * `echo` answers the last message's text; `reasoning` adds `reasoning_content`; `bad-tool-args` calls a tool with arguments that are not JSON.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface MockVllm {
   baseUrl: string;
-  received: { url: string; headers: http.IncomingHttpHeaders; json: any }[];
+  received: { url: string; headers: http.IncomingHttpHeaders; json: any; closed?: boolean }[];
   close(): Promise<void>;
 }
 
@@ -36,7 +37,9 @@ export async function startMockVllm(): Promise<MockVllm> {
       } catch {
         // Answered below.
       }
-      received.push({ url: req.url ?? '', headers: req.headers, json });
+      const record: MockVllm['received'][number] = { url: req.url ?? '', headers: req.headers, json };
+      received.push(record);
+      res.on('close', () => (record.closed = !res.writableFinished));
       if (json === null) return error(res, 400, 'body is not JSON');
       if (req.url === '/tokenize') return send(res, { count: 11, max_model_len: 4096, tokens: Array.from({ length: 11 }, (_, i) => i) });
       if (req.url !== '/v1/chat/completions') return error(res, 404, 'Not Found');
@@ -87,6 +90,7 @@ function plan(body: any): Plan {
     const calls = use.map((t, i) => ({ id: `chatcmpl-tool-${i}${body.messages.length}`, name: t.function.name, arguments: JSON.stringify({ city: i === 0 ? 'Paris' : 'Oslo' }) }));
     return { reasoning, text: '', calls, finish: 'tool_calls', stopReason: null };
   }
+  if (model === 'echo') return { reasoning, text: String(last?.content), calls: [], finish: 'stop', stopReason: null };
   if (last?.role === 'tool') return { reasoning, text: `the tool said: ${last.content}`, calls: [], finish: 'stop', stopReason: null };
   const stops: string[] = typeof body.stop === 'string' ? [body.stop] : (body.stop ?? []);
   for (const s of stops) {
@@ -119,6 +123,11 @@ function answer(body: any, res: http.ServerResponse): void {
     events.push(chunk({ tool_calls: [{ index, function: { arguments: c.arguments.slice(0, half) } }] }));
     events.push(chunk({ tool_calls: [{ index, function: { arguments: c.arguments.slice(half) } }] }));
   });
+  if (body.model === 'stall') {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(events[0]);
+    return;
+  }
   if (body.model === 'cut') {
     // The server dies in the middle of the answer.
     res.writeHead(200, { 'content-type': 'text/event-stream' });
