@@ -445,6 +445,7 @@ export function tunnelYaml(t) {
     `    remote_port: ${JSON.stringify(String(t.remote_port))}`,
     `    local_port: ${JSON.stringify(String(t.local_port))}`,
     `    direction: ${t.direction ?? 'remote_to_local'}`,
+    ...(t.shared === false ? ['    shared: false'] : []),
     '',
   ].join('\n');
 }
