@@ -1,6 +1,6 @@
 import { isMap, isScalar, type Pair } from 'yaml';
 import { ENDPOINT_EXPECTED, parseEndpoint, type Endpoint } from '../tunnel/endpoint.js';
-import { DIRECTIONS, NO_REMOTE_PORT, type Direction, type TunnelSpec } from '../tunnel/spec.js';
+import { DIRECTION_EXPECTED, DIRECTIONS, NO_REMOTE_PORT, type Direction, type TunnelSpec } from '../tunnel/spec.js';
 import { DEFAULT_DIRECTION, DEFAULT_NAME, entryHash, readInteractive, writtenText } from './identity.js';
 import { checkRemoteHost, REMOTE_HOST_EXPECTED } from './remote-host.js';
 import { readHealthCheck } from './health-check.js';
@@ -88,14 +88,13 @@ export function readTunnel(
 
   // Optional, as in the reference implementation: absent means remote_to_local.
   let direction: Direction | null = DEFAULT_DIRECTION;
-  const directionExpected = `${DIRECTIONS.slice(0, -1).join(', ')} or ${DIRECTIONS[DIRECTIONS.length - 1]}`;
   const directionNode = value('direction');
   if (!isNull(directionNode)) {
     const v = isScalar(directionNode) ? directionNode.value : undefined;
     if (typeof v === 'string' && (DIRECTIONS as readonly string[]).includes(v)) direction = v as Direction;
     else if (v !== '') {
       direction = null;
-      tree.error(directionNode, child(path, 'direction'), directionExpected, describe(directionNode));
+      tree.error(directionNode, child(path, 'direction'), DIRECTION_EXPECTED, describe(directionNode));
     }
   }
 

@@ -2,7 +2,7 @@ import type { ConfigProblem } from '../config/types.js';
 import { problemText } from '../config-edit/field-errors.js';
 import { REMOTE_HOST_EXPECTED } from '../config/remote-host.js';
 import { ENDPOINT_EXPECTED } from '../tunnel/endpoint.js';
-import { DIRECTIONS } from '../tunnel/spec.js';
+import { DIRECTION_EXPECTED } from '../tunnel/spec.js';
 
 /**
  * A problem of the config file as the page shows it: a code its catalogues word
@@ -40,7 +40,7 @@ const MISSING = 'nothing (the field is missing)';
 const RULES: { code: ProblemCode; test: (expected: string) => RegExpExecArray | boolean | null; params?: (m: RegExpExecArray) => Record<string, string> }[] = [
   { code: 'invalid_port', test: (e) => e === ENDPOINT_EXPECTED },
   { code: 'invalid_remote_host', test: (e) => e === REMOTE_HOST_EXPECTED },
-  { code: 'invalid_direction', test: (e) => e === DIRECTIONS.join(' or ') },
+  { code: 'invalid_direction', test: (e) => e === DIRECTION_EXPECTED },
   { code: 'invalid_name', test: (e) => /^a name of at most (\d+) characters/.exec(e), params: (m) => ({ max: m[1] ?? '' }) },
   { code: 'out_of_range', test: (e) => /^a whole number from (\d+) to (\d+)$/.exec(e), params: (m) => ({ min: m[1] ?? '', max: m[2] ?? '' }) },
   { code: 'invalid_check_type', test: (e) => e === 'tcp or http' },

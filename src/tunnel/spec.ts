@@ -3,6 +3,8 @@ import type { Endpoint } from './endpoint.js';
 /** `socks`: a dynamic SOCKS5 forward (ssh -D) on local_port, with no remote_port (SPEC §14). */
 export type Direction = 'local_to_remote' | 'remote_to_local' | 'socks';
 export const DIRECTIONS: readonly Direction[] = ['local_to_remote', 'remote_to_local', 'socks'];
+/** What a config problem says `direction` must be; the page codes problems by this text. */
+export const DIRECTION_EXPECTED = `${DIRECTIONS.slice(0, -1).join(', ')} or ${DIRECTIONS[DIRECTIONS.length - 1]}`;
 
 /** How `direction` is read: the seed's "expose/bring" sense, or ssh's own -L/-R sense. */
 export type DirectionMode = 'default' | 'ssh-standard';
