@@ -171,6 +171,10 @@ function readName(tree: Tree, node: unknown, field: string): string | null {
   // The scalar's text as written (`name: 2024`, `name: true`), like the reference implementation reads it.
   const text = writtenText(node);
   if (text === null) {
+    if (isScalar(node) && node.value === null && typeof node.comment === 'string' && /^\S/.test(node.comment)) {
+      // `name: #1 primary`: YAML reads a comment (and autossh-tunnel-dockerized read the name).
+      tree.warn(node, field, 'a name', `nothing: "#${node.comment}" after it is a comment to YAML, so the tunnel is "${DEFAULT_NAME}"; write name: ${JSON.stringify(`#${node.comment}`)} to make it the name`);
+    }
     if (isNull(node) || (isScalar(node) && node.value === '')) return DEFAULT_NAME;
     tree.error(node, field, `a name of at most ${MAX_NAME} characters without control characters`, describe(node));
     return null;

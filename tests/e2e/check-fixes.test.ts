@@ -143,3 +143,13 @@ test("in the container (SSH_DIR_HOST=~/.ssh, the host's folder mounted read-only
   expect(mode(join(host, '.ssh', 'work_key'))).toBe('600');
   expect(readFileSync(join(host, '.ssh', 'config'), 'utf8')).toBe('\nHost web.invalid\n  HostName ADDRESS\n');
 });
+
+test('many tunnels to one host that does not resolve: one problem, naming five of them and how many more', async () => {
+  const home = join(root, 'many');
+  mkdirSync(home);
+  const config = join(root, 'many.yaml');
+  writeFileSync(config, `tunnels:\n${Array.from({ length: 8 }, (_, i) => tunnel(`t${i}`, 'many.invalid', 7000 + i)).join('')}`);
+  const report = await check(home, config, null);
+  const host = report.problems.filter((p) => /Host many\.invalid/.test(p.what));
+  expect(host.map((p) => p.where)).toEqual([`${[0, 1, 2, 3, 4].map((i) => `tunnel "t${i}" (remote_host many.invalid)`).join('; ')}; and 3 more like them`]);
+});

@@ -24,8 +24,8 @@ export function messagesToChatRequest(m: Json): Result<TranslatedRequest, ProxyE
   const out: Json = {};
   for (const name of SAME) carry(m, out, name);
   if (m.stream === true) out.stream_options = { include_usage: true };
-  for (const [name, value] of Object.entries(m)) {
-    if (value === undefined) continue;
+  for (const name in m) {
+    if (m[name] === undefined) continue;
     if (name in REFUSED_FIELDS) return refused(name, REFUSED_FIELDS[name]!);
     if (!MAPPED.has(name)) dropped.add(name);
   }

@@ -33,7 +33,10 @@ class TranslatedRelay implements ExchangeSink {
   private state: 'waiting' | 'streaming' | 'reading' | 'done' = 'waiting';
   private frames: SseFrames | null = null;
   private stream: StreamTranslator | null = null;
+  // A 2xx JSON answer, kept whole to be translated; an error answer, held to blank out the key.
+  private chunks: Buffer[] | null = null;
   private body: HeldError | null = null;
+  private status = 0;
   private decoder: BodyDecoder | null = null;
   private timer: NodeJS.Timeout | null = null;
   private lastActivity = Date.now();
@@ -94,7 +97,9 @@ class TranslatedRelay implements ExchangeSink {
       return;
     }
     this.state = 'reading';
-    this.body = new HeldError(status, rawHeaders);
+    this.status = status;
+    if (status >= 400) this.body = new HeldError(status, rawHeaders);
+    else this.chunks = [];
   }
 
   data(chunk: Buffer): void {
@@ -109,7 +114,7 @@ class TranslatedRelay implements ExchangeSink {
   }
 
   private onPlain(chunk: Buffer): void {
-    if (this.state === 'reading') return this.body!.push(chunk);
+    if (this.state === 'reading') return this.chunks === null ? this.body!.push(chunk) : void this.chunks.push(chunk);
     if (this.state !== 'streaming') return;
     const whole = this.frames!.push(chunk);
     if (whole === null) return;
@@ -135,25 +140,26 @@ class TranslatedRelay implements ExchangeSink {
     }
     if (this.state !== 'reading') return;
     this.stop();
-    const held = this.body!;
-    const text = held.scrubbed(this.key).toString('utf8');
-    if (held.status >= 400) {
-      const own = upstreamError(held.status, text, this.f.provider.prefix);
+    const held = this.body;
+    if (held !== null) {
+      const own = upstreamError(held.status, held.scrubbed(this.key).toString('utf8'), this.f.provider.prefix);
       const e = this.t.answer.error?.(held.status, own, this.f.provider.prefix) ?? own;
       const retryAfter = Number(headerOf(held.rawHeaders, 'retry-after'));
       return this.answerError(Number.isFinite(retryAfter) && retryAfter > 0 ? { ...e, retryAfterSeconds: Math.ceil(retryAfter) } : e);
     }
+    const chunks = this.chunks!;
+    const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
       parsed = null;
     }
-    if (!isObject(parsed)) return this.answerError({ status: 502, type: 'upstream_error', code: 'upstream_bad_answer', message: `provider "${this.f.provider.prefix}" answered ${held.status} with a body that is not a JSON object` });
+    if (!isObject(parsed)) return this.answerError({ status: 502, type: 'upstream_error', code: 'upstream_bad_answer', message: `provider "${this.f.provider.prefix}" answered ${this.status} with a body that is not a JSON object` });
     const answer = this.t.answer.json(parsed);
     if (!answer.ok) return this.answerError(answer.error);
-    const body = Buffer.from(JSON.stringify(answer.value));
-    this.f.res.writeHead(held.status, this.headers('application/json', ['content-length', String(body.length)]));
+    const body = Buffer.from(this.masked(JSON.stringify(answer.value)));
+    this.f.res.writeHead(this.status, this.headers('application/json', ['content-length', String(body.length)]));
     this.f.observer.tap(body);
     this.f.res.end(body);
   }
@@ -164,8 +170,7 @@ class TranslatedRelay implements ExchangeSink {
       if (last) res.end();
       return;
     }
-    const masked = this.key !== null && this.key.length >= MIN_MASKED_KEY_LENGTH && holdsKey(Buffer.from(text), this.key) ? scrubText(text, this.key) : text;
-    const out = Buffer.from(masked);
+    const out = Buffer.from(this.masked(text));
     observer.tap(out);
     if (last) return void res.end(out);
     if (!res.write(out) && !this.clientBlocked) {
@@ -177,6 +182,12 @@ class TranslatedRelay implements ExchangeSink {
         this.exchange?.resume();
       });
     }
+  }
+
+  /** The text with the provider's key blanked out (a key of MIN_MASKED_KEY_LENGTH or more: a shorter one is a placeholder word). */
+  private masked(text: string): string {
+    const key = this.key;
+    return key !== null && key.length >= MIN_MASKED_KEY_LENGTH && holdsKey(Buffer.from(text), key) ? scrubText(text, key) : text;
   }
 
   private headers(contentType: string, more: string[]): string[] {

@@ -23,14 +23,15 @@ export function malformed(param: string, expected: string, found: unknown): Resu
  * (`messages[].content[].cache_control`), not each place it occurred.
  */
 export class Dropped {
-  private readonly names = new Set<string>();
+  // Made on the first name: most requests drop nothing.
+  private names: Set<string> | null = null;
 
   add(name: string): void {
-    this.names.add(name);
+    (this.names ??= new Set()).add(name);
   }
 
   list(): string[] {
-    return [...this.names];
+    return this.names === null ? [] : [...this.names];
   }
 }
 
