@@ -119,7 +119,7 @@ describe('a daemon still loading its config file', () => {
 
 describe('answers that are not what the API describes', () => {
   const HASH = 'abcd1234abcd1234abcd1234abcd1234';
-  const record = { hash: HASH, name: 'db', remote_host: 'h', remote_port: '1', local_port: '2', direction: 'remote_to_local', status: 'STARTING', pid: 7, since: '2024-01-01T00:00:00.000Z', restarts: 0, last_exit: null, last_error: null, next_retry_at: null, health: { state: 'unknown', reason: null, since: '2024-01-01T00:00:00.000Z' } };
+  const record = { hash: HASH, name: 'db', remote_host: 'h', remote_port: '1', local_port: '2', direction: 'remote_to_local', status: 'STARTING', pid: 7, since: '2024-01-01T00:00:00.000Z', restarts: 0, last_exit: null, last_error: null, next_retry_at: null, health: { state: 'unknown', reason: null, since: '2024-01-01T00:00:00.000Z' }, connection: null };
   // Each path with an answer a daemon of another shape might give.
   const answers: Record<string, { status: number; body: string }> = {
     'GET /list': { status: 200, body: JSON.stringify([{ name: 'db' }]) },

@@ -62,9 +62,13 @@ async function nextReload(at: number): Promise<number> {
   return ms;
 }
 
-async function pids(): Promise<Record<string, number>> {
-  const all = await d.json<{ name: string; pid: number | null; status: string }[]>('/status');
-  return Object.fromEntries(all.map((t) => [t.name, t.pid ?? -1]));
+/**
+ * Each tunnel's ssh and the moment it entered its state. Tunnels to one host share an ssh
+ * by default, so a changed tunnel keeps the pid; it is a new run by its `since`.
+ */
+async function runs(): Promise<Record<string, string>> {
+  const all = await d.json<{ name: string; pid: number | null; since: string }[]>('/status');
+  return Object.fromEntries(all.map((t) => [t.name, `pid ${t.pid ?? -1} since ${t.since}`]));
 }
 
 async function waitNames(names: string[]): Promise<void> {
@@ -99,12 +103,12 @@ afterAll(async () => {
 
 describe('a ConfigMap mounted as the config file', () => {
   it('an update (..data renamed over) is applied: a tunnel added, one changed, the others untouched', async () => {
-    const before = await pids();
+    const before = await runs();
     const moved = ports.moved!;
     ports.moved = await port();
     await nextReload(volume.update(config('keep', 'moved', 'added')));
     await waitNames(['keep', 'moved', 'added']);
-    const after = await pids();
+    const after = await runs();
     expect(after.keep).toBe(before.keep);
     expect(after.moved).not.toBe(before.moved);
     expect(await roundTrip(ports.moved, 'moved')).toBe('moved');
@@ -115,22 +119,22 @@ describe('a ConfigMap mounted as the config file', () => {
   });
 
   it('updates one after another are each applied, and unchanged tunnels keep their ssh', async () => {
-    const keep = (await pids()).keep;
+    const keep = (await runs()).keep;
     for (const names of [['keep', 'moved'], ['keep', 'moved', 'added'], ['keep', 'added']]) {
       await nextReload(volume.update(config(...names)));
       await waitNames(names);
-      expect((await pids()).keep).toBe(keep);
+      expect((await runs()).keep).toBe(keep);
     }
   });
 
   it('updates in quick succession end in the last one, with unchanged tunnels untouched', async () => {
-    const before = await pids();
+    const before = await runs();
     volume.update(config('keep', 'added', 'burst1'));
     volume.update(config('keep', 'added', 'burst1', 'burst2'));
     const last = volume.update(config('keep', 'added', 'burst2', 'last'));
     await nextReload(last);
     await waitNames(['keep', 'added', 'burst2', 'last']);
-    const after = await pids();
+    const after = await runs();
     expect(after.keep).toBe(before.keep);
     expect(after.added).toBe(before.added);
     expect(await roundTrip(ports.last!, 'last')).toBe('last');

@@ -86,13 +86,23 @@ describe('the reference web panel against our daemon', () => {
     expect(await cells.nth(2).inputValue()).toBe('22');
   });
 
+  // After a start or stop the page rebuilds its table (GET /config 1.5 s after the answer),
+  // which would drop a row added meanwhile: the rows are marked, and the rebuild is seen
+  // when no marked row is left.
+  const markRows = () => rows().evaluateAll((trs) => trs.forEach((tr) => tr.setAttribute('data-before-rebuild', '')));
+  const rebuilt = () => expect.poll(() => page.locator('#tunnelTable tbody tr[data-before-rebuild]').count(), { timeout: 15_000 }).toBe(0);
+
   it('stops and starts a tunnel with its buttons', async () => {
     const before = await byName('ref-db');
+    await markRows();
     await rowOf('ref-db').locator('.stop-button').click();
     await waitState('ref-db', 'STOPPED');
+    await rebuilt();
+    await markRows();
     await rowOf('ref-db').locator('.start-button').click();
     const after = await waitState('ref-db', 'RUNNING');
     expect(after.pid).not.toBe(before?.pid);
+    await rebuilt();
   });
 
   it('adds a tunnel from a new row (POST /config/new): written to the file, started by the daemon', async () => {
