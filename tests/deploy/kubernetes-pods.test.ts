@@ -120,7 +120,7 @@ async function runPod(name: string, dep: Obj, opts: { volume: (v: any, path: str
     { reject: false },
   );
   if (r.exitCode !== 0 || r.stdout === '') throw new Error(`pod-run failed (${r.exitCode}): ${r.stderr}`);
-  return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { probe: any; exec: { code: number; stdout: string; stderr: string }[]; status: any[] | null; log: string; exitCode: number | null; error?: string };
+  return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { probe: any; probeLoaded: any; exec: { code: number; stdout: string; stderr: string }[]; status: any[] | null; log: string; exitCode: number | null; error?: string };
 }
 
 describe('the pods of deploy/kubernetes, run without a cluster', () => {
@@ -151,7 +151,8 @@ describe('the pods of deploy/kubernetes, run without a cluster', () => {
       },
     });
     expect(result.error, result.log).toBeUndefined();
-    expect(result.probe).toMatchObject({ status: 200, body: { ok: true, config: { valid: true } } });
+    expect(result.probe).toMatchObject({ status: 200, body: { ok: true } });
+    expect(result.probeLoaded).toMatchObject({ status: 200, body: { ok: true, loading: false, config: { valid: true } } });
     expect(result.status!.map((t) => [t.name, t.status])).toEqual([['db', 'RUNNING']]);
     const [status, check] = result.exec;
     expect(status).toMatchObject({ code: 0 });

@@ -15,7 +15,7 @@ const { fetch, AbortSignal } = globalThis;
 const spec = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const run = promisify(execFile);
 const asUser = ['setpriv', `--reuid=${spec.uid}`, `--regid=${spec.gid}`, `--groups=${spec.groups.join(',')}`, '--'];
-const result = { probe: null, exec: null, status: null, log: '', exitCode: null };
+const result = { probe: null, probeLoaded: null, exec: null, status: null, log: '', exitCode: null };
 
 const server = spec.sshd ? await startSshd(spec.sshd) : null;
 const child = spawn(asUser[0], [...asUser.slice(1), 'sh', spec.entrypoint, ...spec.args], { env: spec.env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -60,6 +60,8 @@ try {
       const all = await (await fetch(`http://127.0.0.1:${spec.probe.httpGet.port}/status`)).json();
       return all.length > 0 && all.every((t) => t.status === 'RUNNING') ? all : null;
     });
+    // The probe's first pass may come while the daemon still reads its config (loading); now it has.
+    result.probeLoaded = await probe();
   }
   // kubectl exec: the container's user and environment, no entrypoint.
   result.exec = [];
