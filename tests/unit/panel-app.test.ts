@@ -142,7 +142,7 @@ describe('config and editing', () => {
     expect(body.config.entries).toHaveLength(1);
     expect(body.config.entries[0].description).toBe('bring bastion:5432 to local 127.0.0.1:15432');
     expect(body.config.entries[0].other_keys).toEqual(['owner']);
-    expect(body.directions.map((d: { value: string }) => d.value)).toEqual(['remote_to_local', 'local_to_remote']);
+    expect(body.directions.map((d: { value: string }) => d.value)).toEqual(['remote_to_local', 'local_to_remote', 'socks']);
     expect((await (await s.req('GET', '/api/ssh-hosts')).json()).hosts).toEqual(['bastion', 'db1']);
   });
 
