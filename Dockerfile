@@ -82,7 +82,7 @@ RUN chmod 755 /usr/local/bin/tunnel-entrypoint \
 # Every path the entrypoint and the daemon use. SSH_DIR is where ~/.ssh is mounted
 # (read-only): the account's home, so that "~/.ssh/..." in the SSH config works.
 # autossh-tunnel-dockerized mounts it at /home/myuser/.ssh, and SSH configs written for
-# it name keys by that path: /home/myuser/.ssh is a link to SSH_DIR, so those paths
+# it name keys by that path: /home/myuser/.ssh is a link to /home/tunnel/.ssh, so those paths
 # work, and so does a volume mounted there (engines follow the link inside the image).
 ENV NODE_ENV=production \
     HOME=/home/tunnel \

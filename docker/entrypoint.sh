@@ -147,12 +147,12 @@ is_public() {
 }
 
 # A file of a Kubernetes Secret or ConfigMap volume (src/check/kubelet-volume.ts): a
-# folder holding a ..data link, or a path that resolves into the ..data of its folder
-# or of one above. Its mode and owner come from the manifest, so that is where its fix is.
+# folder holding a ..data link, or a path whose real path lies under the ..data target
+# of a folder above it. Its mode and owner come from the manifest, so that is where its fix is.
 kubelet_managed() {
   [ -L "$1/..data" ] && return 0
   real=$(realpath -e "$1" 2>/dev/null) || return 1
-  dir=$(dirname "$1")
+  dir=$(dirname "$real")
   while :; do
     if [ -L "$dir/..data" ]; then
       data=$(realpath -e "$dir/..data" 2>/dev/null) && case $real in "$data"/*) return 0 ;; esac
@@ -246,13 +246,20 @@ if [ "$mode" = serve ]; then
   fi
   if [ "$problems" -gt 0 ]; then
     {
-      printf '%s: the SSH directory %s is not usable (ssh refuses these); run on the host:\n' "$prog" "$ssh_dir_shown"
-      printf '%s' "$report"
-      owners=$(find -L "$SSH_DIR" -maxdepth 0 -printf '%U\n' 2>/dev/null || true)
-      if [ -n "$owners" ] && [ "$owners" != "$PUID" ]; then
-        printf '%s: if uid %s is your user on the host, set PUID=%s instead of changing owners.\n' "$prog" "$owners" "$owners"
+      if kubelet_managed "$SSH_DIR"; then
+        # A Kubernetes Secret: the fixes are the manifest's, and the pod is made anew from it.
+        printf '%s: the SSH directory %s is not usable (ssh refuses these); change the pod'"'"'s manifest:\n' "$prog" "$ssh_dir_shown"
+        printf '%s' "$report"
+        printf '%s: then apply it.\n' "$prog"
+      else
+        printf '%s: the SSH directory %s is not usable (ssh refuses these); run on the host:\n' "$prog" "$ssh_dir_shown"
+        printf '%s' "$report"
+        owners=$(find -L "$SSH_DIR" -maxdepth 0 -printf '%U\n' 2>/dev/null || true)
+        if [ -n "$owners" ] && [ "$owners" != "$PUID" ]; then
+          printf '%s: if uid %s is your user on the host, set PUID=%s instead of changing owners.\n' "$prog" "$owners" "$owners"
+        fi
+        printf '%s: then start the container again.\n' "$prog"
       fi
-      printf '%s: then start the container again.\n' "$prog"
     } >&2
     exit 1
   fi

@@ -134,7 +134,10 @@ function readAllowedHosts(env: Env, problems: string[]): string[] {
   const names: string[] = [];
   for (const item of text.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
     const name = hostName(item);
-    if (name === null || /^[a-z][a-z0-9+.-]*:\/\//i.test(item)) {
+    if (item.includes('*')) {
+      // A wildcard would let any rebound name in: the check would be gone.
+      problems.push(`TUNNEL_API_ALLOWED_HOSTS: expected host names, found the wildcard ${JSON.stringify(item.slice(0, 100))}; list each name clients use`);
+    } else if (name === null || /^[a-z][a-z0-9+.-]*:\/\//i.test(item)) {
       problems.push(`TUNNEL_API_ALLOWED_HOSTS: expected host names separated by commas, such as tunnels.example.com,192.168.1.5, found ${JSON.stringify(item.slice(0, 100))}`);
     } else {
       names.push(name);

@@ -4,12 +4,13 @@
 // and writing one section of BENCHMARKS.md. Every wait has a deadline; every child
 // started here is ended on exit.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { staleBecause } from '../build.mjs';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 export const MAIN = join(ROOT, 'dist/main.js');
@@ -38,27 +39,13 @@ process.on('SIGTERM', () => { runCleanups(); process.exit(143); });
 
 // ---------------------------------------------------------------- build
 
-function newestMtime(dir) {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(p));
-    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(p).mtimeMs);
-  }
-  return newest;
-}
-
 /**
- * Runs `npm run build` when dist/ is missing or older than src/ (or tsconfig,
- * package.json). Another change being saved can make one build fail: try a few times.
+ * Runs `npm run build` when dist/ was not built from the sources as they are now (the
+ * rule of scripts/build.mjs --if-needed). Another change being saved can make one build
+ * fail: try a few times.
  */
 export function ensureBuilt() {
-  const stale = () => {
-    if (!existsSync(MAIN) || !existsSync(CLI)) return true;
-    const built = Math.min(statSync(MAIN).mtimeMs, statSync(CLI).mtimeMs);
-    const inputs = Math.max(newestMtime(join(ROOT, 'src')), statSync(join(ROOT, 'tsconfig.json')).mtimeMs, statSync(join(ROOT, 'package.json')).mtimeMs);
-    return inputs > built;
-  };
+  const stale = () => staleBecause(ROOT) !== null;
   if (!existsSync(join(ROOT, 'node_modules'))) {
     throw new Error('node_modules is missing: run `npm ci` first');
   }
@@ -458,6 +445,7 @@ export function tunnelYaml(t) {
     `    remote_port: ${JSON.stringify(String(t.remote_port))}`,
     `    local_port: ${JSON.stringify(String(t.local_port))}`,
     `    direction: ${t.direction ?? 'remote_to_local'}`,
+    ...(t.shared === false ? ['    shared: false'] : []),
     '',
   ].join('\n');
 }

@@ -5,9 +5,10 @@
 // "skipped"; here each of those is a failure with its reason, and every test that did not
 // run is named. A skipped test is never a pass: the run fails when there is one.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { dirname, relative, resolve } from 'node:path';
 
-export const RESULTS = 'test-artifacts/results.json';
+/** Where the results go, relative to the project; TM_TEST_RESULTS moves them (scripts/test-image keeps its own). */
+export const RESULTS = process.env.TM_TEST_RESULTS || 'test-artifacts/results.json';
 
 const firstLine = (errors) => {
   const e = errors?.[0];
@@ -57,8 +58,9 @@ export default class TestResults {
       out.files.push({ file, state: m.state(), ms: Math.round(m.diagnostic().duration), tests: tests.length });
     }
     for (const e of unhandledErrors) out.unhandled.push(firstLine([e]));
-    mkdirSync(dirname(join(this.root, RESULTS)), { recursive: true });
-    writeFileSync(join(this.root, RESULTS), `${JSON.stringify(out, null, 1)}\n`);
+    const path = resolve(this.root, RESULTS);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, `${JSON.stringify(out, null, 1)}\n`);
   }
 }
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { EngineApi } from './engine-api.js';
@@ -15,8 +16,9 @@ export const stillLoading = (engine: EngineApi): boolean => engine.configHealth(
 /** Seconds a client is told to wait before asking again. */
 export const LOADING_RETRY_AFTER_S = 1;
 
-const BODY: ApiErrorBody = {
-  error: { code: 'loading', message: 'the daemon is still loading its config file; try again in a moment' },
+// The control API's shape, which also has OpenAI's `type` and `param` for /v1 clients.
+const BODY: ApiErrorBody & { error: { type: string; param: null } } = {
+  error: { code: 'loading', message: 'the daemon is still loading its config file; try again in a moment', type: 'server_error', param: null },
 };
 const TEXT = JSON.stringify(BODY);
 
@@ -34,6 +36,8 @@ export function loadingGate(loading: () => boolean): (req: IncomingMessage, res:
       'content-type': 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(TEXT),
       'retry-after': String(LOADING_RETRY_AFTER_S),
+      // Every answer carries an id (SPEC §9); this one is made before any route reads the request's.
+      'x-request-id': randomUUID(),
     });
     res.end(req.method === 'HEAD' ? undefined : TEXT);
     return true;

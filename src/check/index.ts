@@ -105,6 +105,7 @@ export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
         home,
         localUser: acct.user,
         agentSocket,
+        show,
       };
       // One at a time: each is a short ssh -G, and a DNS lookup at most.
       for (const t of load.config.tunnels) {

@@ -23,8 +23,8 @@ async function isLink(path: string): Promise<boolean> {
 
 /**
  * Whether `path` is managed by the kubelet: a folder holding a `..data` link (the
- * volume itself), or a file or folder that resolves into the `..data` of the folder
- * it is in or of one above it.
+ * volume itself), or a file or folder whose real path lies under the `..data` target
+ * of a folder above it — reached by the Secret's own names or by a link from elsewhere.
  */
 export async function isKubeletManaged(path: string): Promise<boolean> {
   const abs = resolve(path);
@@ -35,7 +35,7 @@ export async function isKubeletManaged(path: string): Promise<boolean> {
   } catch {
     return false;
   }
-  for (let dir = dirname(abs); ; dir = dirname(dir)) {
+  for (let dir = dirname(real); ; dir = dirname(dir)) {
     const data = join(dir, '..data');
     if (await isLink(data)) {
       const target = await realpath(data).catch(() => null);

@@ -30,7 +30,7 @@ export async function checkReferenceHashes(path: string): Promise<{ problems: Ch
     const lines = m.value.changedLines.map((i) => i + 1).join(', ');
     problems.push({
       where: path,
-      what: `YAML refuses this file as written for autossh-tunnel-dockerized (line ${lines}); migrate rewrites those lines as valid YAML with the same values and hashes`,
+      what: `YAML refuses values of this file, or reads them as something else than the text autossh-tunnel-dockerized read there (line ${lines}); migrate rewrites those lines as valid YAML with that text, so the same hashes`,
       fix: `tunnel-manager migrate --config ${shellQuote(path)} --write`,
     });
   }

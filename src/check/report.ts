@@ -43,14 +43,23 @@ export interface CheckReport {
  * to a file is printed once and cannot be run twice.
  */
 export function mergeRepeated(problems: readonly CheckProblem[]): CheckProblem[] {
-  const out: CheckProblem[] = [];
+  const groups = new Map<string, { first: CheckProblem; wheres: string[] }>();
   for (const p of problems) {
-    const same = out.findIndex((o) => o.what === p.what && o.fix === p.fix);
-    const earlier = same === -1 ? undefined : out[same];
-    if (earlier === undefined) out.push({ ...p });
-    else if (!earlier.where.split('; ').includes(p.where)) out[same] = { ...earlier, where: `${earlier.where}; ${p.where}` };
+    const key = JSON.stringify([p.what, p.fix]);
+    const group = groups.get(key);
+    if (group === undefined) groups.set(key, { first: p, wheres: [p.where] });
+    else if (!group.wheres.includes(p.where)) group.wheres.push(p.where);
   }
-  return out;
+  return [...groups.values()].map(({ first, wheres }) => ({ ...first, where: listed(wheres) }));
+}
+
+// A thousand tunnels to one host make one line, not a page.
+const MAX_LISTED = 5;
+
+function listed(wheres: readonly string[]): string {
+  if (wheres.length <= MAX_LISTED) return wheres.join('; ');
+  const more = wheres.length - MAX_LISTED;
+  return `${wheres.slice(0, MAX_LISTED).join('; ')}; and ${more} more like ${more === 1 ? 'it' : 'them'}`;
 }
 
 /** 0 when nothing is wrong, 1 when any problem was found. */

@@ -1,6 +1,7 @@
 import { constants, type Stats } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { findForeignStateDir } from '../state-dir-owner.js';
 import type { CheckProblem } from './report.js';
 import { shellQuote } from './rules.js';
 
@@ -27,6 +28,11 @@ export async function checkStateDir(dir: string, uid: number, runningAsUid: bool
   const st = await statOrNull(dir);
   if (st !== null) {
     if (!st.isDirectory()) return [{ where: dir, what: 'the state directory is not a directory', fix: null }];
+    // The daemon's own rule: it refuses to start on a state dir another account could write.
+    const foreign = findForeignStateDir(dir, uid);
+    if (!foreign.ok) {
+      return [{ where: dir, what: `the daemon refuses this state directory, which another account could write: ${foreign.error.problems.join('; ')}`, fix: foreign.error.fix }];
+    }
     if (await writableBy(dir, st, uid, runningAsUid)) return [];
     return [{ where: dir, what: `the state directory is not writable by uid ${uid} (the user tunnel-manager runs as)`, fix: `sudo chown ${uid} ${q}` }];
   }

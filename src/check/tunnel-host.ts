@@ -26,6 +26,11 @@ export interface HostCheckContext {
   localUser: string;
   /** SSH_AUTH_SOCK of the environment the daemon runs in. */
   agentSocket: string | null;
+  /**
+   * A path as the user reaches it, for fixes: in a container the SSH directory is the
+   * host's (`~/.ssh`), mounted read-only, so a fix must name the host's path to run.
+   */
+  show?: (path: string) => string;
 }
 
 export interface TunnelRef {
@@ -96,6 +101,7 @@ export async function checkTunnelHost(
   ctx: HostCheckContext,
 ): Promise<{ resolution: TunnelResolution | null; info: HostInfo | null; problems: CheckProblem[]; notes: string[] }> {
   const where = `tunnel "${t.name}" (remote_host ${t.remote_host})`;
+  const show = ctx.show ?? ((path: string) => path);
   // The same ssh -G the daemon reads, with the tunnel's own options: what ssh will really use.
   const read = await sshConfigReader(ctx.sshBin, ctx.sshConfigPath)({ host: t.remote_host, options: t.ssh_options });
   if (!read.ok) return { resolution: null, info: null, problems: [{ where, what: `ssh -G failed: ${read.error}`, fix: null }], notes: [] };
@@ -108,7 +114,7 @@ export async function checkTunnelHost(
 
   const proxied = read.value.info.endpoint === null;
   if (!proxied && !(await resolves(hostname))) {
-    const cfg = ctx.sshConfigPath ?? `${ctx.home}/.ssh/config`;
+    const cfg = show(ctx.sshConfigPath ?? `${ctx.home}/.ssh/config`);
     const alias = t.remote_host.includes('@') ? t.remote_host.slice(t.remote_host.indexOf('@') + 1) : t.remote_host;
     problems.push(
       hostname.toLowerCase() !== alias.toLowerCase()
@@ -144,6 +150,7 @@ export async function checkTunnelHost(
 
   const identities: TunnelResolution['identities'] = [];
   const missingDefaults: string[] = [];
+  let missingNamed = 0;
   for (const raw of s.get('identityfile') ?? []) {
     const path = expandIdentityPath(raw, {
       home: ctx.home,
@@ -158,31 +165,36 @@ export async function checkTunnelHost(
     }
     const st = await statOrNull(path);
     if (st === null || !st.isFile()) {
-      if (isDefaultIdentity(raw)) missingDefaults.push(path);
-      else problems.push({
+      if (isDefaultIdentity(raw)) {
+        missingDefaults.push(path);
+        continue;
+      }
+      missingNamed++;
+      problems.push({
         where,
-        what: `IdentityFile ${path} does not exist; correct the path in the SSH config, or create the key (without a passphrase: the daemon runs ssh with no one to type it) and install it on the server`,
-        fix: newKeyFix(path, t.remote_host, ctx.sshConfigPath),
+        what: `IdentityFile ${show(path)} does not exist; correct the path in the SSH config, or create the key (without a passphrase: the daemon runs ssh with no one to type it) and install it on the server`,
+        fix: newKeyFix(show(path), t.remote_host, ctx.sshConfigPath === null ? null : show(ctx.sshConfigPath)),
       });
       continue;
     }
     const readable = await readableBy(path, st, ctx);
     identities.push({ path, usable: readable });
     const layout = (await isKubeletManaged(path)) ? 'kubelet' : 'plain';
-    if (!readable) problems.push(unreadableKeyProblem(path, ctx.uid, layout));
+    if (!readable) problems.push(unreadableKeyProblem(show(path), ctx.uid, layout));
     const inSshDir = ctx.sshDir !== null && path.startsWith(`${ctx.sshDir.replace(/\/+$/, '')}/`);
     // ssh refuses a key of ours that others can read (one of another owner it only cannot read: above).
-    if (!inSshDir && sshRefusesKey(st.mode, st.uid, ctx.uid)) problems.push(unprotectedKeyProblem(path, st.mode, st.uid, layout));
+    if (!inSshDir && sshRefusesKey(st.mode, st.uid, ctx.uid)) problems.push(unprotectedKeyProblem(show(path), st.mode, st.uid, layout));
   }
-  if (!identities.some((i) => i.usable) && !agent) {
-    const key = `${ctx.home}/.ssh/id_ed25519`;
+  // A named key that is missing has its own fix above, which gives the tunnel a key.
+  if (!identities.some((i) => i.usable) && !agent && missingNamed === 0) {
+    const key = show(`${ctx.home}/.ssh/id_ed25519`);
     problems.push({
       where,
       what:
         'no usable key: ' +
-        (missingDefaults.length > 0 ? `none of ${missingDefaults.join(', ')} exists` : 'no identity file is usable') +
+        (missingDefaults.length > 0 ? `none of ${missingDefaults.map(show).join(', ')} exists` : 'no identity file is usable') +
         ' and no SSH agent is set (SSH_AUTH_SOCK); create a key (without a passphrase: the daemon runs ssh with no one to type it) and install it on the server',
-      fix: newKeyFix(key, t.remote_host, ctx.sshConfigPath),
+      fix: newKeyFix(key, t.remote_host, ctx.sshConfigPath === null ? null : show(ctx.sshConfigPath)),
     });
   }
   return {

@@ -2,6 +2,7 @@
 // (SPEC §13), over the daemon's /auth/<hash> WebSocket. The daemon starts the tunnel
 // if it is stopped. Ctrl-C detaches (the login goes on and can be resumed); every
 // other key goes to ssh.
+import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
 import { errorBodySchema, terminalServerMessageSchema } from '../api/schemas.js';
 import type { TerminalClientMessage } from '../api/types.js';
@@ -50,7 +51,20 @@ export function parseJson(text: string): unknown {
 }
 
 /** Attaches, and resolves with the exit code once the login ended, failed, or the user detached. */
-export function runAuth(hash: string, target: Target, io: TerminalIo): Promise<number> {
+export async function runAuth(hash: string, target: Target, io: TerminalIo, loadingWaitMs = 30_000): Promise<number> {
+  // A daemon that has just started answers `loading` until it has read its config file.
+  const deadline = Date.now() + loadingWaitMs;
+  for (;;) {
+    const r = await attachOnce(hash, target, io, Date.now() < deadline);
+    if (r !== 'loading') return r;
+    await sleep(LOADING_POLL_MS);
+  }
+}
+
+const LOADING_POLL_MS = 200;
+
+/** One attempt; 'loading' (nothing said) when the daemon is still loading and `mayWait`. */
+function attachOnce(hash: string, target: Target, io: TerminalIo, mayWait: boolean): Promise<number | 'loading'> {
   const { url, headers } = terminalUrl(target, hash);
   // In raw mode a bare \n does not return to the first column.
   let raw = false;
@@ -60,7 +74,7 @@ export function runAuth(hash: string, target: Target, io: TerminalIo): Promise<n
     const ws = new WebSocket(url, { headers, maxPayload: 1024 * 1024 });
     let settled = false;
     const cleanups: (() => void)[] = [];
-    const finish = (code: number, text: string | null) => {
+    const finish = (code: number | 'loading', text: string | null) => {
       if (settled) return;
       settled = true;
       for (const c of cleanups.splice(0)) c();
@@ -77,6 +91,7 @@ export function runAuth(hash: string, target: Target, io: TerminalIo): Promise<n
       res.on('data', (d: string) => (body += d));
       res.on('end', () => {
         const e = errorMessage(res.statusCode ?? 0, body);
+        if (e.code === 'loading' && mayWait) return finish('loading', null);
         if (e.code === 'already_running') return finish(EXIT.ok, `tunnel-cli: ${e.message}`);
         const hint = res.statusCode === 401 ? ' (pass --token or set TUNNEL_API_TOKEN)' : '';
         finish(EXIT.failed, `tunnel-cli: ${e.message}${hint}`);

@@ -7,7 +7,7 @@
 import { cac } from 'cac';
 import { defaultSocketPath } from '../api/paths.js';
 import { parseTimeout, rawOption, validateHashArg } from './args.js';
-import { runAuth, type TerminalIo } from './auth.js';
+import type { TerminalIo } from './auth.js';
 import { runCommand, type CommandName } from './commands/index.js';
 import { EXIT } from './context.js';
 import { useColor } from './format.js';
@@ -106,7 +106,8 @@ async function main(argv: string[]): Promise<number> {
   );
   if (!target.ok) return usageError(target.error);
 
-  if (run.name === 'auth') return runAuth(hash ?? '', target.value, terminalIo());
+  // The WebSocket client is loaded only by the commands that open a terminal: every other command starts faster.
+  if (run.name === 'auth') return (await import('./auth.js')).runAuth(hash ?? '', target.value, terminalIo());
   return runCommand(run.name, hash, {
     target: target.value,
     json: run.options.json === true,

@@ -11,7 +11,7 @@ import { ok } from '../result.js';
 import { openEvents } from './client.js';
 import { EXIT, formatOptions, print, say, type CommandContext } from './context.js';
 import { ask, failure, isLoadingAnswer, whileLoading } from './exchange.js';
-import { peekLogin, type Peek } from './login-peek.js';
+import type { Peek } from './login-peek.js';
 import { formatProgress, formatRecordLine, formatStatus, shortHash } from './format.js';
 import { WaitTracker, type WaitOutcome } from './wait.js';
 import { unreachable } from '../unreachable.js';
@@ -110,6 +110,8 @@ export async function startAndWait(ctx: CommandContext, what: StartWhat): Promis
       const unsure = outcome?.kind === 'login' ? outcome.waiting.filter((r) => r.pid !== null && !peeked.has(r.hash)) : [];
       for (const r of unsure) {
         peeked.add(r.hash);
+        // Loaded here only: the WebSocket client costs every other command its start-up time.
+        const { peekLogin } = await import('./login-peek.js');
         if (personNeeded(await peekLogin(ctx.target, r.hash, Math.max(0, deadline - Date.now())))) continue;
         tracker.loginWithoutPrompt(r.hash);
       }

@@ -1,4 +1,4 @@
-import { isAlias, isMap, isScalar, LineCounter, parseDocument, stringify } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, stringify } from 'yaml';
 import { err, ok, type Result } from '../result.js';
 import { IDENTITY_FIELDS } from './identity.js';
 import { hashChanges, type HashChange } from './reference-compare.js';
@@ -77,6 +77,23 @@ function commentNotes(reference: readonly ReferenceEntry[], changed: ReadonlySet
 }
 
 /**
+ * Whether a field the reference read as text is a list or a map to YAML (`name: [x]`,
+ * `name: {x}`): valid YAML, but no value the daemon takes, so the file needs repair.
+ */
+function hasCollectionField(text: string, reference: readonly ReferenceEntry[]): boolean {
+  const lines = text.split('\n');
+  return reference.some((entry) =>
+    Object.values(entry.fields).some((field) => {
+      const m = FIELD_LINE.exec(lines[field.line] ?? '');
+      if (!m || (m[5] ?? '') === '') return false;
+      const doc = parseDocument(`${m[3] ?? ''}: ${m[5] ?? ''}\n`, { logLevel: 'silent' });
+      const node = isMap(doc.contents) ? doc.contents.items[0]?.value : undefined;
+      return isMap(node) || isSeq(node);
+    }),
+  );
+}
+
+/**
  * The first problem that keeps the daemon from reading `text`: a YAML error, or an
  * alias with no anchor before it (the parser accepts it; reading its value fails), which
  * is how YAML sees a name the reference's panel wrote as `*star`.
@@ -103,7 +120,9 @@ function firstError(text: string): string | null {
  */
 export function migrate(text: string): Result<Migration, string> {
   const reference = readLikeReference(text);
-  if (firstError(text) === null) return ok({ text, changedLines: [], tabWidth: null, changes: hashChanges(text, reference) ?? [], notes: [] });
+  if (firstError(text) === null && !hasCollectionField(text, reference)) {
+    return ok({ text, changedLines: [], tabWidth: null, changes: hashChanges(text, reference) ?? [], notes: [] });
+  }
 
   const lines = text.split('\n');
   const hasTabs = lines.some((l) => /^[ \t]*\t/.test(l));

@@ -142,6 +142,9 @@ function aliasProblem(tree: Tree, doc: Document, e: ReferenceError): ConfigProbl
     ...tree.at(first),
     field: FILE,
     expected: bomb ? `aliases expanded at most ${MAX_ALIAS_COUNT} times in all` : 'aliases (*name) that follow their anchor (&name)',
-    found: bomb ? 'aliases that expand exponentially (an alias bomb); refused to protect memory' : firstLine(e.message),
+    // autossh-tunnel-dockerized's panel wrote names as typed: `name: *star` is such a name to it.
+    found: bomb
+      ? 'aliases that expand exponentially (an alias bomb); refused to protect memory'
+      : `${firstLine(e.message)} (a value written for autossh-tunnel-dockerized as *text is text there: \`tunnel-manager migrate\` quotes it)`,
   };
 }

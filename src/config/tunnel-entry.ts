@@ -106,7 +106,8 @@ export function readTunnel(
   if (direction === 'socks') {
     remotePortNode = value('remote_port');
     remotePort = NO_REMOTE_PORT;
-    if (!isNull(remotePortNode)) {
+    // An empty one (a form's empty field) is none.
+    if (!isNull(remotePortNode) && !(isScalar(remotePortNode) && remotePortNode.value === '')) {
       remotePort = null;
       tree.error(remotePortNode, child(path, 'remote_port'), 'no remote_port for direction socks (a SOCKS proxy connects wherever its clients ask)', describe(remotePortNode));
     }
@@ -137,6 +138,10 @@ export function readTunnel(
 
   const own = readSshOptions(tree, fields.get('ssh_options')?.value, child(path, 'ssh_options'));
   const healthCheck = readHealthCheck(tree, fields.get('health_check')?.value, child(path, 'health_check'));
+  if (direction === 'socks' && healthCheck?.type === 'http') {
+    // A SOCKS port speaks SOCKS: a plain HTTP request through it never gets an answer.
+    tree.error(fields.get('health_check')?.value, child(child(path, 'health_check'), 'type'), 'tcp for a SOCKS tunnel (a plain HTTP request to a SOCKS port gets no answer)', 'http');
+  }
 
   if (tree.errors.length > errorsBefore || name === null || remoteHost === null || remotePort === null || localPort === null || direction === null) {
     return null;
@@ -167,6 +172,10 @@ function readName(tree: Tree, node: unknown, field: string): string | null {
   // The scalar's text as written (`name: 2024`, `name: true`), like the reference implementation reads it.
   const text = writtenText(node);
   if (text === null) {
+    if (isScalar(node) && node.value === null && typeof node.comment === 'string' && /^\S/.test(node.comment)) {
+      // `name: #1 primary`: YAML reads a comment (and autossh-tunnel-dockerized read the name).
+      tree.warn(node, field, 'a name', `nothing: "#${node.comment}" after it is a comment to YAML, so the tunnel is "${DEFAULT_NAME}"; write name: ${JSON.stringify(`#${node.comment}`)} to make it the name`);
+    }
     if (isNull(node) || (isScalar(node) && node.value === '')) return DEFAULT_NAME;
     tree.error(node, field, `a name of at most ${MAX_NAME} characters without control characters`, describe(node));
     return null;

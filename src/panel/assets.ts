@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Hono, type Context } from 'hono';
 import { pickLanguage, type Language } from './language.js';
+import { pageIn } from './page-language.js';
 
 /**
  * The page's files. They live in src/panel/static (no build step) and are found from
@@ -87,12 +88,11 @@ export function createAssetsApp(assets: Assets): Hono {
   };
   const languages = languagesOf(assets);
   const page = assets.get('index.html')?.body ?? '';
-  // The page comes in the browser's language (Accept-Language): <html lang dir> are set
-  // here, so right-to-left layout and the language are right before any script runs.
+  // One page per language, made once: the browser's language (Accept-Language) picks it.
+  const pages = new Map(languages.map((l) => [l.code, pageIn(page, l, JSON.parse(assets.get(`i18n/${l.code}.json`)?.body ?? '{}') as Record<string, unknown>)]));
   app.get('/', (c) => {
     const l = pickLanguage(c.req.header('accept-language'), languages);
-    const html = page.replace('<html lang="en">', `<html lang="${l.code}" dir="${l.dir}">`);
-    return c.body(html, 200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache', vary: 'Accept-Language' });
+    return c.body(pages.get(l.code) ?? page, 200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache', vary: 'Accept-Language' });
   });
   for (const name of assets.keys()) if (name !== 'index.html') app.get(`/${name}`, (c) => send(c, name));
   return app;

@@ -31,15 +31,17 @@ function side(written: string): { host: string | null; port: string } {
  */
 export type TunnelWords =
   | { kind: 'bring'; source: string; via: string | null; local: string }
-  | { kind: 'expose'; local: string; target: string; bind: string | null };
+  | { kind: 'expose'; local: string; target: string; bind: string | null }
+  | { kind: 'socks'; local: string; via: string };
 
 /** The parts under the direction mode (SPEC §4); null when the direction is not one the daemon knows. */
 export function tunnelWords(t: DescribeInput, mode: DirectionMode): TunnelWords | null {
-  if (t.direction !== 'local_to_remote' && t.direction !== 'remote_to_local') return null;
+  if (t.direction !== 'local_to_remote' && t.direction !== 'remote_to_local' && t.direction !== 'socks') return null;
   const host = machine(t.remote_host) || '?';
   const local = side(t.local_port);
   const remote = side(t.remote_port);
   const localText = `${local.host ?? ''}:${local.port}`;
+  if (t.direction === 'socks') return { kind: 'socks', local: localText, via: host };
   if (forwardFlag(t.direction as Direction, mode) === '-R') {
     return { kind: 'expose', local: localText, target: `${host}:${remote.port}`, bind: remote.host };
   }
@@ -55,15 +57,17 @@ export function tunnelWords(t: DescribeInput, mode: DirectionMode): TunnelWords 
 export function describeTunnel(t: DescribeInput, mode: DirectionMode): string | null {
   const w = tunnelWords(t, mode);
   if (w === null) return null;
+  if (w.kind === 'socks') return `SOCKS proxy on local ${w.local} through ${w.via}`;
   if (w.kind === 'expose') return `expose local ${w.local} on ${w.target}${w.bind !== null ? ` (bound to ${w.bind})` : ''}`;
   return `bring ${w.source}${w.via !== null ? ` via ${w.via}` : ''} to local ${w.local}`;
 }
 
 /** How each direction value reads under the mode, for the form's choices. */
 export function directionChoices(mode: DirectionMode): { value: Direction; label: string; flag: ForwardFlag }[] {
-  const label = (d: Direction) =>
-    forwardFlag(d, mode) === '-R'
-      ? 'expose a local service on the remote host (ssh -R)'
-      : 'bring a remote service to this machine (ssh -L)';
-  return (['remote_to_local', 'local_to_remote'] as const).map((value) => ({ value, label: label(value), flag: forwardFlag(value, mode) }));
+  const label = (d: Direction) => {
+    const flag = forwardFlag(d, mode);
+    if (flag === '-D') return 'a SOCKS proxy here that reaches anything the remote host can, no remote port (ssh -D)';
+    return flag === '-R' ? 'expose a local service on the remote host (ssh -R)' : 'bring a remote service to this machine (ssh -L)';
+  };
+  return (['remote_to_local', 'local_to_remote', 'socks'] as const).map((value) => ({ value, label: label(value), flag: forwardFlag(value, mode) }));
 }

@@ -84,6 +84,10 @@ class Targets implements Forward {
   contentType: string | undefined;
   private index = 0;
   private lastRefusal: ProxyError | null = null;
+  /** Targets passed over only because they rest, in order: asked after all when no other could be. */
+  private readonly passedResting: number[] = [];
+  /** Set when a resting target is asked as the last resort: its answer is the client's. */
+  private lastResort = false;
 
   constructor(
     private readonly shared: Shared,
@@ -106,6 +110,14 @@ class Targets implements Forward {
     this.index = i;
     const target = a.targets[i];
     if (target === undefined) {
+      // Every other target refused before an exchange: a resting one is asked after all,
+      // so that a client's retry reaches a provider instead of a refusal made up here.
+      const resting = this.passedResting.shift();
+      if (resting !== undefined) {
+        this.lastResort = true;
+        this.attempt(resting);
+        return;
+      }
       sendError(a.res, a.requestId, this.lastRefusal ?? { status: 502, type: 'upstream_error', code: 'upstream_unreachable', message: 'no target could be reached' }, false, a.endpoint.family);
       return;
     }
@@ -118,6 +130,7 @@ class Targets implements Forward {
     // be well again (SPEC §9: clients' retries are theirs).
     const resting = this.last ? 0 : this.shared.rests.left(target.prefix);
     if (resting > 0) {
+      this.passedResting.push(i);
       const seconds = Math.ceil(resting / 1000);
       return this.next('resting', {
         status: 503,
@@ -141,7 +154,7 @@ class Targets implements Forward {
   }
 
   private get last(): boolean {
-    return this.index === this.a.targets.length - 1;
+    return this.lastResort || this.index === this.a.targets.length - 1;
   }
 
   /** The current target refused before any exchange: on to the next, or this is the answer. */
@@ -154,7 +167,8 @@ class Targets implements Forward {
       a.obs.fellBack(prefix, reason);
       this.log?.({ event: 'proxy_fallback', request_id: a.requestId, provider: prefix, reason, next: a.targets[i + 1]!.prefix, why: refusal.message });
     }
-    this.attempt(i + 1);
+    // A last resort that refuses ends the walk (with the refusal); it never walks on.
+    this.attempt(this.lastResort ? this.a.targets.length : i + 1);
   }
 
   tunnelHint(): string {

@@ -61,9 +61,11 @@ function answerJson(req: IncomingMessage, res: ServerResponse, requestId: string
   res.end(req.method === 'HEAD' ? undefined : body);
 }
 
-/** One model as Anthropic's API describes it. */
+/** One model as Anthropic's API describes it; an Anthropic provider's own name and date for it are kept. */
 export function anthropicModel(m: ModelEntry): { type: 'model'; id: string; display_name: string; created_at: string } {
-  return { type: 'model', id: m.id, display_name: m.id, created_at: new Date(m.created * 1000).toISOString().replace('.000Z', 'Z') };
+  const name = typeof m.display_name === 'string' ? m.display_name : m.id;
+  const at = typeof m.created_at === 'string' ? m.created_at : new Date(m.created * 1000).toISOString().replace('.000Z', 'Z');
+  return { type: 'model', id: m.id, display_name: name, created_at: at };
 }
 
 // Anthropic's API: 20 models a page unless `limit` (1 to 1000) says otherwise.

@@ -150,7 +150,8 @@ function fetchModels(pool: UpstreamPool, p: Provider): Promise<Listing> {
  * Reads an OpenAI list (`{"data": [{"id"…}]}`) and prefixes each id. Every other field
  * of an entry is kept as the provider wrote it (a `parent` or `root` included: they name
  * the provider's own models and weights); `object`, `created` and `owned_by` are filled
- * in where the provider left them out or gave another type, as OpenAI's clients expect.
+ * in where the provider left them out or gave another type, as OpenAI's clients expect
+ * (`created` from Anthropic's `created_at`).
  */
 export function parseList(prefix: string, text: string): Listing {
   let body: unknown;
@@ -171,11 +172,17 @@ export function parseList(prefix: string, text: string): Listing {
       ...fields,
       id: `${prefix}:${id}`,
       object: 'model',
-      created: typeof created === 'number' ? created : 0,
+      created: typeof created === 'number' ? created : secondsOf(fields.created_at),
       owned_by: typeof owned_by === 'string' ? owned_by : prefix,
     });
   }
   return { ok: true, value: out };
+}
+
+/** Anthropic's `created_at` (an RFC 3339 date) as OpenAI's `created` (Unix seconds); 0 when there is none. */
+function secondsOf(date: unknown): number {
+  const ms = typeof date === 'string' ? Date.parse(date) : NaN;
+  return Number.isNaN(ms) ? 0 : Math.floor(ms / 1000);
 }
 
 function listHeaders(p: Provider): string[] {

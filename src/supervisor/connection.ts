@@ -1,9 +1,7 @@
 // One shared connection's runner (SPEC §14): the shell around its pure lifecycle
-// (connection-lifecycle.ts). It starts and ends the ControlMaster, and adds and
-// cancels each tunnel's forward on it with `ssh -O` (control-command.ts). Forwards
-// asked for together go in one `-O` run; when such a run fails, each of its forwards
-// is tried alone, so that a failure is always that one tunnel's (adding a forward that
-// is already there is a no-op).
+// (connection-lifecycle.ts). It starts and ends the ControlMaster, hands each tunnel's
+// forward to its queue (forward-queue.ts: `ssh -O forward`/`cancel`), and routes the
+// master's lines to the forwards they are about (channel-owners.ts).
 import { rmSync } from 'node:fs';
 import { unreachable } from '../unreachable.js';
 import { classifyExit, spawnFailure, type Failure } from './classify.js';
@@ -19,9 +17,9 @@ import {
   type ConnectionEvent,
   type ConnectionRules,
   type ConnectionState,
-  type MasterExit,
 } from './connection-lifecycle.js';
 import type { ControlForward, RunControl } from './control-command.js';
+import { ForwardQueue } from './forward-queue.js';
 import type { Probe, ProbeTarget } from './probe.js';
 import { LineRing } from './ring.js';
 import { ChannelOwners } from './channel-owners.js';
@@ -77,24 +75,6 @@ export interface ConnectionPlan {
   sshEndpoint: { host: string; port: number } | null;
 }
 
-type ForwardPhase = 'waiting' | 'adding' | 'added' | 'cancelling' | 'ended';
-
-interface Forward {
-  fwd: ControlForward;
-  /** The listening port, to find the master's lines about it. */
-  port: number;
-  phase: ForwardPhase;
-  /** Asked to cancel while its add was under way. */
-  cancelAsked: boolean;
-  /** Already failed once in a batch: the next try is alone. */
-  alone: boolean;
-  /** Set by fail(): how it ends once cancelled. */
-  failWith: Failure | null;
-  events: ForwardEvents;
-}
-
-// Forwards per `-O` run: one run of 1000 takes about 2 s; several smaller ones run side by side.
-const BATCH = 64;
 // Lines of the master kept to explain its end and a forward's failure.
 const MASTER_LINES = 200;
 
@@ -104,24 +84,29 @@ export class ConnectionRunner {
   private readonly masters = new Map<number, { child: SshChild; gone: Promise<void> }>();
   private readonly queue: ConnectionEvent[] = [];
   private draining = false;
-  private readonly forwards = new Set<Forward>();
-  /** Forwards by listening port, where the master's lines about a channel go (channel-owners.ts). */
-  private readonly byPort = new Map<number, Set<Forward>>();
-  private readonly adds: Forward[] = [];
-  private readonly cancels: Forward[] = [];
+  private readonly forwards: ForwardQueue;
   /** The current master's lines. */
   private lines = new LineRing(MASTER_LINES);
   /** Tunnels that want this connection, with what to call when it is back. */
   private readonly members = new Map<string, () => void>();
   private readonly watchers = new Set<() => void>();
-  /** `-O` runs under way (a few at a time). */
-  private inFlight = 0;
 
   constructor(
     private plan: ConnectionPlan,
     private readonly deps: ConnectionDeps,
   ) {
     this.conn = initialConnection(deps.clock.now());
+    this.forwards = new ForwardQueue({
+      master: () => {
+        const p = this.conn.phase;
+        return p.id === 'up' ? { up: true, pid: p.pid, attempt: p.attempt } : { up: false, pid: null, attempt: -1 };
+      },
+      lastFailure: () => this.conn.lastFailure,
+      masterLines: () => this.lines.toArray(),
+      unresponsive: (attempt) => this.dispatch({ type: 'unresponsive', attempt }),
+      processState: (pid) => deps.processState(pid),
+      control: (op, forwards) => deps.control(this.plan.file, this.plan.controlPath, op, forwards),
+    });
   }
 
   get id(): string {
@@ -139,7 +124,7 @@ export class ConnectionRunner {
 
   /** True once nothing runs or waits: the pool may forget it. */
   get idle(): boolean {
-    return this.members.size === 0 && this.conn.phase.id === 'idle' && this.forwards.size === 0;
+    return this.members.size === 0 && this.conn.phase.id === 'idle' && this.forwards.forwards.size === 0;
   }
 
   /** Called on every change of the connection's state or pid. */
@@ -172,23 +157,15 @@ export class ConnectionRunner {
 
   /** Asks for a forward: added once the master is up, ended at once with the cause while it is down. */
   open(fwd: ControlForward, port: number, events: ForwardEvents): ForwardHandle {
-    const f: Forward = { fwd, port, phase: 'waiting', cancelAsked: false, alone: false, failWith: null, events };
-    this.forwards.add(f);
-    this.indexed(port).add(f);
+    const { forward, handle } = this.forwards.create(fwd, port, events);
     const verdict = forwardVerdict(this.conn);
     if (verdict.kind === 'down') {
       const failure = verdict.failure ?? { reason: 'connection_lost', retry: true, probe: null, message: 'the shared connection is down' };
-      this.end(f, { kind: 'failed', failure: { ...failure, probe: null }, code: null, signal: null });
+      this.forwards.end(forward, { kind: 'failed', failure: { ...failure, probe: null }, code: null, signal: null });
     } else if (verdict.kind === 'add') {
-      this.queueAdd(f);
+      this.forwards.queueAdd(forward);
     }
-    return {
-      cancel: () => this.cancel(f),
-      fail: (failure) => {
-        f.failWith ??= failure;
-        this.cancel(f);
-      },
-    };
+    return handle;
   }
 
   /** Ends the master at once (daemon shutdown): every forward on it goes with it. */
@@ -196,161 +173,6 @@ export class ConnectionRunner {
     const gone = [...this.masters.values()].map((m) => m.gone);
     for (const kick of [...this.members.keys()]) this.unwant(kick);
     await Promise.all(gone);
-  }
-
-  private cancel(f: Forward): void {
-    switch (f.phase) {
-      case 'waiting': {
-        const i = this.adds.indexOf(f);
-        if (i >= 0) this.adds.splice(i, 1);
-        this.end(f, { kind: 'cancelled' });
-        return;
-      }
-      case 'adding':
-        f.cancelAsked = true;
-        return;
-      case 'added':
-        if (this.conn.phase.id !== 'up') {
-          this.end(f, { kind: 'cancelled' });
-          return;
-        }
-        f.phase = 'cancelling';
-        this.cancels.push(f);
-        this.pump();
-        return;
-      case 'cancelling':
-      case 'ended':
-        return;
-      default:
-        unreachable(f.phase, 'forward phase');
-    }
-  }
-
-  private end(f: Forward, end: ForwardEnd): void {
-    if (f.phase === 'ended') return;
-    f.phase = 'ended';
-    this.forwards.delete(f);
-    const same = this.byPort.get(f.port);
-    same?.delete(f);
-    if (same?.size === 0) this.byPort.delete(f.port);
-    f.events.ended(end.kind === 'cancelled' && f.failWith !== null ? { kind: 'failed', failure: f.failWith, code: null, signal: null } : end);
-  }
-
-  private indexed(port: number): Set<Forward> {
-    let set = this.byPort.get(port);
-    if (set === undefined) {
-      set = new Set();
-      this.byPort.set(port, set);
-    }
-    return set;
-  }
-
-  private queueAdd(f: Forward): void {
-    f.phase = 'waiting';
-    this.adds.push(f);
-    this.pump();
-  }
-
-  /** Runs queued `-O` work, cancels first, a few runs at a time (each run is limited machine-wide too). */
-  private pump(): void {
-    // A stopped master (SIGSTOP) would hold every -O until it times out: ended at once instead.
-    const p = this.conn.phase;
-    if (p.id === 'up' && p.pid !== null && (this.cancels.length > 0 || this.adds.length > 0)) {
-      const state = this.deps.processState(p.pid);
-      if (state === 'T' || state === 't') {
-        this.dispatch({ type: 'unresponsive', attempt: p.attempt });
-        return;
-      }
-    }
-    while (this.inFlight < 4 && (this.cancels.length > 0 || this.adds.length > 0)) {
-      if (this.cancels.length > 0) {
-        const batch = this.cancels.splice(0, BATCH);
-        this.inFlight++;
-        void this.runCancels(batch).finally(() => this.done());
-        continue;
-      }
-      const first = this.adds[0];
-      const batch = first !== undefined && first.alone ? this.adds.splice(0, 1) : this.takeAdds();
-      for (const f of batch) f.phase = 'adding';
-      this.inFlight++;
-      void this.runAdds(batch).finally(() => this.done());
-    }
-  }
-
-  private takeAdds(): Forward[] {
-    const batch: Forward[] = [];
-    while (batch.length < BATCH && this.adds[0] !== undefined && !this.adds[0].alone) batch.push(this.adds.shift()!);
-    return batch;
-  }
-
-  private done(): void {
-    this.inFlight--;
-    this.pump();
-  }
-
-  private async runAdds(batch: Forward[]): Promise<void> {
-    const pid = connectionPid(this.conn.phase);
-    const out = await this.deps.control(this.plan.file, this.plan.controlPath, 'forward', batch.map((f) => f.fwd));
-    this.noticeTimeout(out.timedOut, pid);
-    // The master went away meanwhile: its end already ended these forwards.
-    if (this.conn.phase.id !== 'up' || connectionPid(this.conn.phase) !== pid) {
-      for (const f of batch) if (f.phase === 'adding') this.end(f, { kind: 'failed', failure: this.conn.lastFailure ?? lostFailure(), code: null, signal: null });
-      return;
-    }
-    if (out.code === 0) {
-      for (const f of batch) {
-        if (f.phase !== 'adding') continue;
-        f.phase = 'added';
-        if (pid !== null) f.events.added(pid);
-        if (f.cancelAsked) this.cancel(f);
-      }
-      return;
-    }
-    if (batch.length > 1) {
-      // Which one failed is not said: each is tried alone (those added are a no-op).
-      for (const f of batch) {
-        if (f.phase !== 'adding') continue;
-        if (f.cancelAsked) {
-          f.phase = 'added';
-          this.cancel(f);
-          continue;
-        }
-        f.alone = true;
-        f.phase = 'waiting';
-        this.adds.unshift(f);
-      }
-      return;
-    }
-    const f = batch[0];
-    if (f === undefined || f.phase !== 'adding') return;
-    // The master writes why (the bind error) on its own stderr; let that line arrive.
-    await new Promise((r) => setImmediate(r));
-    this.end(f, { kind: 'failed', failure: this.explainForward(f, out.lines), code: out.code, signal: null });
-  }
-
-  private async runCancels(batch: Forward[]): Promise<void> {
-    if (this.conn.phase.id === 'up') {
-      const pid = connectionPid(this.conn.phase);
-      const out = await this.deps.control(this.plan.file, this.plan.controlPath, 'cancel', batch.map((f) => f.fwd));
-      this.noticeTimeout(out.timedOut, pid);
-    }
-    for (const f of batch) this.end(f, { kind: 'cancelled' });
-  }
-
-  private noticeTimeout(timedOut: boolean, pid: number | null): void {
-    const p = this.conn.phase;
-    if (timedOut && p.id === 'up' && p.pid === pid) this.dispatch({ type: 'unresponsive', attempt: p.attempt });
-  }
-
-  /** The client's words, and the master's lines that name this forward's port. */
-  private explainForward(f: Forward, clientLines: readonly string[]): Failure {
-    const port = new RegExp(`[:\\s]${f.port}\\b`);
-    const master = this.lines.toArray().filter((l) => port.test(l) || /Server has disabled port forwarding/.test(l));
-    const flag = f.fwd.flag === '-R' ? '-R' : '-L';
-    const remoteBind = flag === '-R' && /^\[?[^\]]*\]?:/.test(f.fwd.value) ? f.fwd.value.replace(/^\[?([^\]]*)\]?:.*$/, '$1') : null;
-    // ssh's function names say nothing to a user: "mux_client_forward: forwarding request failed: X" is X.
-    const plain = [...master.slice(-5), ...clientLines].map((l) => l.replace(/^mux_\w+: (forwarding request failed: )?/, ''));
-    return classifyExit({ code: 255, signal: null, lines: plain, flag, remoteBind });
   }
 
   private dispatch(ev: ConnectionEvent): void {
@@ -395,37 +217,22 @@ export class ConnectionRunner {
         this.tokens.delete(e.token);
         return;
       case 'opened':
-        this.onOpened();
+        this.forwards.addWaiting();
+        // Tunnels backing off because this connection was down come back together.
+        for (const kick of [...this.members.values()]) kick();
         return;
       case 'lost':
-        this.onLost(e.failure, e.exit);
+        this.forwards.endAll(e.failure, e.exit);
         return;
       case 'note':
         this.deps.log({ event: 'connection', id: this.plan.id, message: e.text });
-        for (const f of this.forwards) f.events.line(`[tunnel-manager ${new Date(clock.now()).toISOString()}] ${e.text}`);
+        for (const f of this.forwards.forwards) f.events.line(`[tunnel-manager ${new Date(clock.now()).toISOString()}] ${e.text}`);
         return;
       case 'announce':
         for (const w of this.watchers) w();
         return;
       default:
         unreachable(e, 'connection effect');
-    }
-  }
-
-  private onOpened(): void {
-    for (const f of [...this.forwards]) if (f.phase === 'waiting' && !this.adds.includes(f)) this.queueAdd(f);
-    // Tunnels backing off because this connection was down come back together.
-    for (const kick of [...this.members.values()]) kick();
-  }
-
-  private onLost(failure: Failure, exit: MasterExit | null): void {
-    this.adds.length = 0;
-    this.cancels.length = 0;
-    for (const f of [...this.forwards]) {
-      if (f.phase === 'cancelling' || f.cancelAsked) this.end(f, { kind: 'cancelled' });
-      // Waiting forwards of a connection being retried end too: their tunnels back off
-      // with the cause and are called back (onOpened) once it is up again.
-      else this.end(f, { kind: 'failed', failure: { ...failure, probe: null }, code: exit?.code ?? null, signal: exit?.signal ?? null });
     }
   }
 
@@ -457,8 +264,8 @@ export class ConnectionRunner {
       lines.push(line, clock.now());
       // A line about a connection through one forward is that tunnel's alone (its health reads it).
       const port = owners.portOf(line);
-      if (port !== null) for (const f of this.byPort.get(port) ?? []) f.events.line(line);
-      else if (keepInLog(line)) for (const f of this.forwards) f.events.line(line);
+      if (port !== null) for (const f of this.forwards.byPort.get(port) ?? []) f.events.line(line);
+      else if (keepInLog(line)) for (const f of this.forwards.forwards) f.events.line(line);
       if (isLoggedInLine(line)) slot();
       // Printed once the control socket listens and the session loop runs.
       if (line.startsWith('debug1: Entering interactive session.')) {
@@ -490,8 +297,4 @@ export class ConnectionRunner {
     const up = await probe(target, signal);
     if (!signal.aborted) this.dispatch({ type: 'probe-result', wait: token, ok: up });
   }
-}
-
-function lostFailure(): Failure {
-  return { reason: 'connection_lost', retry: true, probe: null, message: 'connection lost: the shared connection ended' };
 }

@@ -4,7 +4,7 @@
 // holds at most 107 bytes: the path must stay within 90. A socket left by a killed
 // master makes the next one run silently without sharing, so leftovers are removed.
 import { createHash } from 'node:crypto';
-import { lstatSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { err, ok, type Result } from '../result.js';
@@ -32,7 +32,9 @@ export function prepareControlDir(stateDir: string): Result<string, string> {
     try {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
       const st = lstatSync(dir);
-      if (!st.isDirectory() || st.uid !== userInfo().uid || (st.mode & 0o077) !== 0) continue;
+      // Ours and a real folder (not a link someone planted): made private if it was not.
+      if (!st.isDirectory() || st.uid !== userInfo().uid) continue;
+      if ((st.mode & 0o077) !== 0) chmodSync(dir, 0o700);
       removeLeftoverSockets(dir);
       return ok(dir);
     } catch {

@@ -5,7 +5,7 @@ import { forwardSpec, masterArgs, sshArgs, sshBaseArgs, SSH_DEFAULTS, type SshAr
 import { sharesConnection } from '../tunnel/spec.js';
 import { connectionId, controlPath } from './control-path.js';
 import { checkTarget } from '../tunnel/check-target.js';
-import type { SharedForward, TunnelPlan } from './runner.js';
+import type { SharedForward, TunnelPlan } from './tunnel-plan.js';
 import { spacingKey } from './spacing.js';
 import type { HostInfo } from '../ssh-config/settings.js';
 import { oursFirst } from '../ssh-config/daemon-config.js';

@@ -3,59 +3,30 @@
 // the effects that come out (spawn, terminate, timers, probes, announcements). Every
 // decision is the lifecycle's; this file only does the I/O.
 import type { TunnelSpec } from '../tunnel/spec.js';
-import type { ForwardFlag } from '../tunnel/ssh-args.js';
+import type { SharedForward, TunnelPlan } from './tunnel-plan.js';
 import type { StatusRecord } from '../tunnel/status.js';
 import { unreachable } from '../unreachable.js';
 import type { BackoffPolicy } from './backoff.js';
-import { classifyExit, forwardingRefusedLine, spawnFailure, type Failure } from './classify.js';
-import type { CheckTarget } from './health-check-run.js';
+import { forwardingRefusedLine } from './classify.js';
 import { HealthMonitor } from './health-monitor.js';
 import type { ProcessSweep } from './process-sweep.js';
 import type { Clock } from './clock.js';
 import { initialTunnel, isActive, next, pidOf, publicStatus, type Effect, type Event, type Rules, type SpawnMode, type Tunnel } from './lifecycle.js';
 import type { Probe, ProbeTarget } from './probe.js';
 import { LineRing } from './ring.js';
+import { explainExit, probeTargetOf } from './attempt-end.js';
 import type { SpawnSpacer } from './spacing.js';
 import { isEstablishedLine, isLoggedInLine, keepInLog } from './ssh-output.js';
-import { terminate, type ChildExit, type SshChild, type SpawnSsh } from './ssh-process.js';
+import { terminate, type SshChild, type SpawnSsh } from './ssh-process.js';
 import { err, type Result } from '../result.js';
-import type { ConnectionPlan, ConnectionRunner } from './connection.js';
+
+export type { SharedForward, TunnelPlan } from './tunnel-plan.js';
+import type { ConnectionRunner } from './connection.js';
 import type { ConnectionPool } from './connection-pool.js';
 import { runSharedAttempt } from './shared-attempt.js';
-import type { ControlForward } from './control-command.js';
-import { LoginSlot } from './login-slot.js';
+import { LoginSlot, loginOutcome } from './login-slot.js';
 import type { LoginTerminal, SpawnPty } from './pty-process.js';
-import type { Attachment, AttachRefusal, LoginOutcome, TerminalSink } from './types.js';
-
-/** Everything needed to run one tunnel, worked out by the supervisor from the spec and `ssh -G`. */
-export interface TunnelPlan {
-  spec: TunnelSpec;
-  file: string;
-  args: string[];
-  flag: ForwardFlag;
-  /** For -R: the remote bind address as configured (null: the server's default). */
-  remoteBind: string | null;
-  /** The ssh server's address to probe while it is unreachable; null behind a proxy. */
-  sshEndpoint: { host: string; port: number } | null;
-  /** For -L: our listening address, probed while it is busy. */
-  localBind: { host: string; port: number } | null;
-  /** Spawns with the same key are paced (see SpawnSpacer). */
-  spacingKey: string;
-  /** Kill and retry an attempt whose forward is not established by then. */
-  startTimeoutMs: number;
-  /** Where a health_check connects through the forward (null: out of the daemon's reach). */
-  checkTarget: CheckTarget | null;
-  /** The forward on a shared connection (SPEC §14); null: an ssh of its own, as `args` says. */
-  shared: SharedForward | null;
-}
-
-/** A tunnel's forward on its host's shared connection. */
-export interface SharedForward {
-  connection: ConnectionPlan;
-  forward: ControlForward;
-  /** The listening port, to tell the master's lines about it apart. */
-  port: number;
-}
+import type { Attachment, AttachRefusal, TerminalSink } from './types.js';
 
 export interface RunnerDeps {
   clock: Clock;
@@ -279,29 +250,8 @@ export class Runner {
   /** Ends an attached terminal's session once the login is over, one way or the other. */
   private settleLogin(): void {
     if (!this.slot.attached) return;
-    const t = this.tunnel;
-    const p = t.phase;
-    const lost = (status: Exclude<LoginOutcome['status'], 'RUNNING'>): LoginOutcome => ({ status, message: t.lastError ?? 'ssh ended' });
-    switch (p.id) {
-      case 'awaiting_login':
-        return;
-      case 'stopping':
-        // A stale prompt being replaced: the person stays for the fresh one.
-        if (p.then !== 'stop') return;
-        return this.slot.end({ status: 'STOPPED', message: 'the tunnel was stopped' });
-      case 'running':
-        return this.slot.end({ status: 'RUNNING', message: null });
-      case 'failed':
-        return this.slot.end(lost('FAILED'));
-      case 'login_needed':
-        return this.slot.end(lost('AUTH_REQUIRED'));
-      case 'stopped':
-      case 'starting':
-      case 'backoff':
-        return this.slot.end({ status: 'STOPPED', message: 'the tunnel was stopped' });
-      default:
-        return unreachable(p, 'phase');
-    }
+    const outcome = loginOutcome(this.tunnel);
+    if (outcome !== null) this.slot.end(outcome);
   }
 
   private rules(): Rules {
@@ -410,8 +360,8 @@ export class Runner {
     if (terminal !== null) this.slot.release(terminal);
     this.children.delete(attempt);
     if (child.pid !== null) registry.remove(child.pid);
-    const failure = this.explain(exit, lines.toArray(), plan);
-    this.dispatch({ type: 'exited', attempt, exit, failure, probe: this.probeTarget(failure, plan) });
+    const failure = explainExit(exit, lines.toArray(), plan);
+    this.dispatch({ type: 'exited', attempt, exit, failure, probe: probeTargetOf(failure, plan) });
     resolveGone();
   }
 
@@ -437,7 +387,7 @@ export class Runner {
       },
       ended: (exit, failure) => {
         this.children.delete(attempt);
-        this.dispatch({ type: 'exited', attempt, exit, failure, probe: this.probeTarget(failure, plan) });
+        this.dispatch({ type: 'exited', attempt, exit, failure, probe: probeTargetOf(failure, plan) });
       },
     });
     resolveGone();
@@ -449,24 +399,6 @@ export class Runner {
     if (!(await clock.sleep(at - clock.now(), signal))) return;
     const ok = await probe(target, signal);
     if (!signal.aborted) this.dispatch({ type: 'probe-result', wait: token, ok });
-  }
-
-  private explain(exit: ChildExit, lines: readonly string[], plan: TunnelPlan): Failure {
-    if (exit.spawnError !== null) return spawnFailure(exit.spawnError);
-    return classifyExit({ code: exit.code, signal: exit.signal, lines, flag: plan.flag, remoteBind: plan.remoteBind });
-  }
-
-  private probeTarget(failure: Failure, plan: TunnelPlan): ProbeTarget | null {
-    switch (failure.probe) {
-      case 'ssh-port':
-        return plan.sshEndpoint !== null ? { kind: 'ssh-port', ...plan.sshEndpoint } : null;
-      case 'local-bind':
-        return plan.localBind !== null ? { kind: 'local-bind', ...plan.localBind } : null;
-      case null:
-        return null;
-      default:
-        return unreachable(failure.probe, 'probe');
-    }
   }
 
   /** Publishes the status record unless it is unchanged. */

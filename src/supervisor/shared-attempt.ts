@@ -5,7 +5,7 @@
 // synchronously, so that the tunnel leaves RUNNING before the connection says it is down.
 import type { Failure } from './classify.js';
 import type { ConnectionRunner, ForwardEnd, ForwardHandle } from './connection.js';
-import type { SharedForward } from './runner.js';
+import type { SharedForward } from './tunnel-plan.js';
 import type { ChildExit, SshChild } from './ssh-process.js';
 
 export interface SharedAttemptHooks {

@@ -5,28 +5,23 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { DirectionMode, TunnelSpec } from '../tunnel/spec.js';
 import type { DesiredState, StatusRecord } from '../tunnel/status.js';
-import { DEFAULT_BACKOFF } from './backoff.js';
 import { ChildRegistry, endLeftovers, programPath } from './children.js';
-import { checkStateDirOwner, StateDirError } from './state-dir-owner.js';
+import { checkStateDirOwner, StateDirError } from '../state-dir-owner.js';
 import { lockStateDir, type StateLock } from './state-lock.js';
 import { systemClock, type Clock } from './clock.js';
 import { DesiredStore } from './desired.js';
 import { diffTunnels } from '../config/diff.js';
 import { buildPlan, type PlanContext } from './plan.js';
-import { tcpProbe } from './probe.js';
 import { Runner, type RunnerDeps, type TunnelPlan } from './runner.js';
-import { SpawnSpacer } from './spacing.js';
-import { ProcessSweep, readProcessState } from './process-sweep.js';
 import { sshConfigReader } from '../ssh-config/read.js';
 import { HostViews, SSH_G_CONCURRENCY, type Resolution } from './host-views.js';
 import { userConfigFiles } from '../ssh-config/daemon-config.js';
 import { watchSshConfig, type SshConfigWatcher } from '../ssh-config/watch.js';
 import { writeDaemonSshConfig, type DaemonSshConfigFile } from './ssh-config-file.js';
 import { ptySpawn, type SpawnPty } from './pty-process.js';
-import { execaSpawn } from './ssh-process.js';
 import { prepareStateDir, statePaths } from './state-files.js';
-import { ConnectionPool } from './connection-pool.js';
-import { execaControl } from './control-command.js';
+import type { ConnectionPool } from './connection-pool.js';
+import { DEFAULTS, runnerDeps } from './supervisor-deps.js';
 import { prepareControlDir } from './control-path.js';
 import { err, type Result } from '../result.js';
 import type { ApplyReport, Attachment, AttachRefusal, SupervisorApi, SupervisorEvent, TerminalSink } from './types.js';
@@ -43,21 +38,6 @@ export interface SupervisorOptions {
   /** Every line each tunnel's ssh writes, as it comes: where a health watcher reads channel errors (SPEC §5). */
   onSshLine?: (hash: string, line: string) => void;
 }
-
-const DEFAULTS = {
-  // SIGTERM → SIGKILL.
-  graceMs: 3_000,
-  // Faults no probe watches (a remote port taken, a dropped connection) are retried at
-  // least this often, so their end is noticed within the 5 s recovery bound.
-  unprobedCapMs: 4_000,
-  probeIntervalMs: 250,
-  spawnGapMs: 100,
-  // Below sshd's default MaxStartups start (10), leaving room for other clients.
-  maxLoginsInFlight: 4,
-  logLines: 200,
-  // A shared connection's login: ConnectTimeout (10 s by default) and a margin.
-  connectionStartTimeoutMs: 20_000,
-};
 
 /**
  * Creates the supervisor: prepares the state dir (0700, writable known_hosts), ends
@@ -132,37 +112,16 @@ class Supervisor implements SupervisorApi {
       // Written before the round's answers are used, so a hop's ssh finds its own block.
       (hops) => daemonSshConfig.write(hops),
     );
-    const spacer = new SpawnSpacer(clock, DEFAULTS.spawnGapMs, DEFAULTS.maxLoginsInFlight);
-    this.connections = new ConnectionPool({
+    this.runnerDeps = runnerDeps({
       clock,
-      spawn: execaSpawn,
-      control: execaControl,
-      probe: tcpProbe,
-      spacer,
       registry,
-      rules: { policy: DEFAULT_BACKOFF, unprobedCapMs: DEFAULTS.unprobedCapMs, probeIntervalMs: DEFAULTS.probeIntervalMs, startTimeoutMs: DEFAULTS.connectionStartTimeoutMs },
       graceMs,
-      processState: readProcessState,
       log,
-    });
-    this.runnerDeps = {
-      clock,
-      spawn: execaSpawn,
-      spawnPty: opts.spawnPty ?? ptySpawn,
-      probe: tcpProbe,
-      spacer,
-      connections: this.connections,
-      processes: new ProcessSweep(clock),
-      registry,
-      policy: DEFAULT_BACKOFF,
-      unprobedCapMs: DEFAULTS.unprobedCapMs,
-      probeIntervalMs: DEFAULTS.probeIntervalMs,
-      graceMs,
-      logLines: DEFAULTS.logLines,
       onChange: (record) => this.emit({ type: 'status', record }),
+      spawnPty: opts.spawnPty ?? ptySpawn,
       ...(opts.onSshLine !== undefined ? { onLine: opts.onSshLine } : {}),
-      log,
-    };
+    });
+    this.connections = this.runnerDeps.connections;
   }
 
   apply(tunnels: readonly TunnelSpec[]): Promise<ApplyReport> {

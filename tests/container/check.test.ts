@@ -154,7 +154,6 @@ describe('runChecks', () => {
     const named = await run(fx, await writeTunnels(fx, 'named'));
     expect(named.problems.map((p) => p.what)).toEqual([
       `IdentityFile ${fx.root}/.ssh/missing_key does not exist; correct the path in the SSH config, or create the key (without a passphrase: the daemon runs ssh with no one to type it) and install it on the server`,
-      'no usable key: no identity file is usable and no SSH agent is set (SSH_AUTH_SOCK); create a key (without a passphrase: the daemon runs ssh with no one to type it) and install it on the server',
     ]);
     expect(named.problems[0]?.fix).toBe(
       `mkdir -p -m 700 ${fx.root}/.ssh && { test -e ${fx.root}/.ssh/missing_key || ssh-keygen -q -t ed25519 -N '' -f ${fx.root}/.ssh/missing_key; } && ssh-copy-id -F ${fx.sshConfig} -i ${fx.root}/.ssh/missing_key named`,
@@ -216,13 +215,18 @@ describe('runChecks', () => {
     expect(checkExitCode(report)).toBe(1);
   });
 
-  it('wants a writable state directory', async () => {
+  it('wants a state directory of its own (which is also writable)', async () => {
     const fx = await own();
     const state = join(fx.root, 'state');
     await mkdir(state, { mode: 0o755 });
     const report = await run(fx, join(fx.root, 'missing.yaml'), { uid: UID, sshConfigPath: null, home: join(fx.root, 'nohome') });
+    // Another account's folder: the daemon itself would refuse it (it could choose what the daemon signals).
     expect(report.problems).toEqual([
-      { where: state, what: `the state directory is not writable by uid ${UID} (the user tunnel-manager runs as)`, fix: `sudo chown ${UID} ${state}` },
+      {
+        where: state,
+        what: `the daemon refuses this state directory, which another account could write: ${state} belongs to uid ${process.getuid!()}, not to uid ${UID}, which runs the daemon`,
+        fix: `sudo chown -R ${UID} ${state} && chmod -R go-w ${state} && chmod 700 ${state}`,
+      },
     ]);
     expect(report.notes.join('\n')).toContain('no SSH config file and no');
   });

@@ -56,12 +56,12 @@ async function knows(bin: string, args: string[]): Promise<void> {
   expect(`${r.stdout}${r.stderr}`, `${bin} ${args.join(' ')}`).not.toMatch(/unknown option|unknown command|unused args/i);
 }
 
-describe('docs/kubernetes.md', () => {
-  it('every command runs here or names objects the manifests create', async () => {
+describe('docs/kubernetes.md and deploy/kubernetes/README.md', () => {
+  it.each(['docs/kubernetes.md', 'deploy/kubernetes/README.md'])('%s: every command runs here or names objects the manifests create', async (page) => {
     const objects = clusterObjects();
     const secretsUsed = read('deploy/kubernetes/daemon/deployment.yaml') + read('deploy/kubernetes/proxy/deployment.yaml');
     const unknown: string[] = [];
-    for (const cmd of commands('docs/kubernetes.md')) {
+    for (const cmd of commands(page)) {
       let m: RegExpExecArray | null;
       if ((m = /^kubectl (?:kustomize|apply -k) (\S+)$/.exec(cmd))) {
         execFileSync('kubectl', ['kustomize', join(REPO, m[1]!)], { stdio: 'pipe' });

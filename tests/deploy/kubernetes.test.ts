@@ -192,11 +192,17 @@ describe('deploy/kubernetes, rendered by kustomize', () => {
     expect(c.resources.limits.memory).toBeTruthy();
     const mounts = Object.fromEntries(c.volumeMounts.map((m: any) => [m.mountPath, m]));
     const volume = (name: string) => pod.volumes.find((v: any) => v.name === name);
-    // Everything the daemon writes is an emptyDir: the state dir, the socket's folder, ssh's temporary config.
-    for (const path of [env.TUNNEL_STATE_DIR!, posix.dirname(env.TUNNEL_SOCKET!), '/tmp']) {
-      expect(mounts[path], path).toBeDefined();
-      expect(mounts[path].readOnly ?? false).toBe(false);
-      expect(volume(mounts[path].name).emptyDir).toBeDefined();
+    // ssh's temporary config goes to /tmp, an emptyDir.
+    expect(volume(mounts['/tmp'].name).emptyDir).toBeDefined();
+    // The state dir and the socket's folder are the daemon's own, made private (0700, its
+    // uid) inside a writable emptyDir: an emptyDir itself is root's and open to everyone,
+    // which the daemon refuses for them.
+    const stateDir = envOf.TUNNEL_STATE_DIR ?? env.TUNNEL_STATE_DIR!;
+    for (const path of [stateDir, posix.dirname(envOf.TUNNEL_SOCKET ?? env.TUNNEL_SOCKET!)]) {
+      const holder = c.volumeMounts.find((m: any) => path.startsWith(`${m.mountPath}/`));
+      expect(holder, path).toBeDefined();
+      expect(holder.readOnly ?? false).toBe(false);
+      expect(volume(holder.name).emptyDir).toBeDefined();
     }
     // The config file as the ConfigMap's key, the SSH directory as the Secret.
     expect(mounts[posix.dirname(env.TUNNEL_CONFIG!)]).toMatchObject({ readOnly: true });
@@ -219,8 +225,9 @@ describe('deploy/kubernetes, rendered by kustomize', () => {
     expect(c.readinessProbe.tcpSocket.port).toBe('http');
     expect(c.securityContext.readOnlyRootFilesystem).toBe(true);
     expect(dep.spec.template.spec.securityContext.runAsNonRoot).toBe(true);
-    const mounts = c.volumeMounts.map((m: any) => m.mountPath);
-    expect(mounts).toContain(posix.dirname(image().env.TUNNEL_SOCKET!));
+    // The entrypoint makes the socket's folder inside a writable emptyDir.
+    const socketDir = posix.dirname(image().env.TUNNEL_SOCKET!);
+    expect(c.volumeMounts.some((m: any) => socketDir.startsWith(`${m.mountPath}/`) && !m.readOnly)).toBe(true);
     const svc = one(objs, 'Service', 'tunnel-manager-proxy');
     expect(svc.spec.ports[0].targetPort).toBe('http');
     // Stored responses live in one replica's memory (docs/proxy.md): a client stays on its replica.

@@ -124,7 +124,7 @@ describe('Secret-mounted keys, judged as ssh judges them, for uid 1500', () => {
     const dir = sshDir(`case${i}`, key);
 
     // The real ssh client first: the verdict everything else must match.
-    const real = await asUser(['ssh', '-F', join(dir, 'config'), '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=10', 'testhost', 'true']);
+    const real = await asUser(['ssh', '-F', join(dir, 'config'), '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=30', 'testhost', 'true']);
     if (ssh === 'accepted') expect(real.exitCode, real.stderr).toBe(0);
     if (ssh === 'refused') expect(real.stderr).toMatch(/UNPROTECTED PRIVATE KEY FILE/);
     if (ssh === 'unreadable') expect(real.stderr).toMatch(/Load key .*: Permission denied/);
@@ -165,6 +165,13 @@ describe('Secret-mounted keys, judged as ssh judges them, for uid 1500', () => {
       // The same lines as check.
       const items = (text: string) => text.split('\n').filter((l) => l.startsWith('- ') || l.startsWith('  fix: '));
       expect(items(entry.stderr.split('is not usable')[1] ?? '')).toEqual(items(check.stdout.split('problem')[1] ?? ''));
+      // Where the fix is made: the pod's manifest, or the host (never PUID=0 for a root-owned Secret).
+      if (key.kubelet) {
+        expect(entry.stderr).toContain("is not usable (ssh refuses these); change the pod's manifest:");
+        expect(entry.stderr).not.toMatch(/run on the host|PUID=/);
+      } else {
+        expect(entry.stderr).toContain('is not usable (ssh refuses these); run on the host:');
+      }
     } else {
       // ssh's unreadable key is check's to find (it follows IdentityFile); the folder itself is usable.
       expect(entry.stderr).toBe('');

@@ -47,15 +47,15 @@ function unit(path: string): Map<string, Map<string, string[]>> {
 const get = (u: ReturnType<typeof unit>, section: string, key: string) => u.get(section)?.get(key)?.at(-1);
 
 /**
- * `systemd-analyze verify`, which also checks that every command exists: run in a
- * private mount namespace where the installed program's path holds a stand-in, so
- * that the unit is verified as shipped and the machine is left as it is.
+ * `systemd-analyze verify` (or another of its commands), which also checks that every
+ * command exists: run in a private mount namespace where the installed program's path
+ * holds a stand-in, so that the unit is checked as shipped and the machine is left as it is.
  */
-async function verify(path: string, user: boolean) {
+async function analyze(path: string, user: boolean, command: string[] = ['verify']) {
   const runtime = join(tmp, 'runtime');
   mkdirSync(runtime, { recursive: true, mode: 0o700 });
   const script = `mount -t tmpfs tmpfs "$(dirname "$BIN")" && printf '#!/bin/sh\\n' > "$BIN" && chmod 755 "$BIN" && exec systemd-analyze "$@"`;
-  return execa('unshare', ['-m', 'sh', '-c', script, 'sh', ...(user ? ['--user'] : []), 'verify', path], {
+  return execa('unshare', ['-m', 'sh', '-c', script, 'sh', ...(user ? ['--user'] : []), ...command, path], {
     env: { BIN, XDG_RUNTIME_DIR: runtime },
     reject: false,
   });
@@ -66,7 +66,7 @@ describe.each([
   { name: 'the user unit', path: USER, user: true },
 ])('$name', ({ path, user }) => {
   it('passes systemd-analyze verify without a word', async () => {
-    const r = await verify(path, user);
+    const r = await analyze(path, user);
     expect(r.stderr).toBe('');
     expect(r.exitCode).toBe(0);
   });
@@ -95,6 +95,16 @@ describe.each([
     } else {
       expect(get(u, 'Install', 'WantedBy')).toBe('default.target');
     }
+  });
+});
+
+describe('the system unit\'s hardening', () => {
+  it('is rated as docs/systemd.md says by systemd-analyze security', async () => {
+    const r = await analyze(SYSTEM, false, ['security', '--offline=yes']);
+    const level = /Overall exposure level for tunnel-manager\.service: (\d+\.\d)/.exec(r.stdout + r.stderr);
+    expect(level, r.stdout + r.stderr).not.toBeNull();
+    expect(readFileSync(join(REPO, 'docs/systemd.md'), 'utf8')).toContain(`rates the unit ${level![1]} ("OK")`);
+    expect(Number(level![1])).toBeLessThan(2);
   });
 });
 

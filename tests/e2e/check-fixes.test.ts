@@ -38,8 +38,14 @@ const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
 const tunnel = (name: string, host: string, port: number) =>
   `  - name: ${name}\n    remote_host: ${host}\n    remote_port: ${port}\n    local_port: ${port + 10000}\n`;
 
+// ssh reads ~/.ssh/config from the password database, not $HOME: an account without one
+// is this machine's ssh told to read no user config.
+const freshSsh = join(shims, 'ssh-fresh-account');
+writeFileSync(freshSsh, '#!/bin/sh\nexec ssh -F /dev/null "$@"\n');
+chmodSync(freshSsh, 0o755);
+
 function check(home: string, configPath: string, sshConfigPath: string | null): Promise<CheckReport> {
-  return runChecks({ configPath, sshConfigPath, stateDir: join(home, 'state'), sshBin: 'ssh', home, agentSocket: null });
+  return runChecks({ configPath, sshConfigPath, stateDir: join(home, 'state'), sshBin: sshConfigPath === null ? freshSsh : 'ssh', home, agentSocket: null });
 }
 
 test('on an account without ~/.ssh, each fix runs as printed: one Host block per host, one key, folder 700, files 600', async () => {
@@ -114,4 +120,36 @@ test("a file YAML refuses, in a folder whose name a shell would expand: the migr
   if (loaded.kind !== 'ok') throw new Error(loaded.kind);
   // md5("*star|bastion|6009|16009|remote_to_local|false"), as the reference's parser computed it (name-forms.reference.tsv).
   expect(loaded.config.tunnels.map((t) => [t.name, t.hash])).toEqual([['*star', '2f77417b1743a7f46dd62caf5c32e17b']]);
+});
+
+test("in the container (SSH_DIR_HOST=~/.ssh, the host's folder mounted read-only), every fix names the host's paths and runs there", async () => {
+  const container = join(root, 'container');
+  const ssh = join(container, '.ssh');
+  mkdirSync(ssh, { recursive: true, mode: 0o700 });
+  writeFileSync(join(ssh, 'config'), 'Host web.invalid\n  IdentityFile ~/.ssh/work_key\n', { mode: 0o600 });
+  const config = join(root, 'container.yaml');
+  writeFileSync(config, `tunnels:\n${tunnel('web', 'web.invalid', 8080)}`);
+  const report = await runChecks({ configPath: config, sshConfigPath: join(ssh, 'config'), stateDir: join(container, 'state'), sshBin: 'ssh', home: container, agentSocket: null, hostSshDir: '~/.ssh' });
+  const fixes = report.problems.map((p) => p.fix);
+  // The Host block and the named key (not a second, default key beside it).
+  expect(fixes).toHaveLength(2);
+  expect(JSON.stringify(report.problems)).not.toContain(container);
+  expect(fixes.join('\n')).toContain('>> ~/.ssh/config');
+  expect(fixes.join('\n')).toContain("ssh-keygen -q -t ed25519 -N '' -f ~/.ssh/work_key");
+  // Run on the host, whose ~/.ssh does not exist yet.
+  const host = join(root, 'host');
+  mkdirSync(host);
+  for (const fix of fixes) expect((await runFix(fix!, host)).code, fix!).toBe(0);
+  expect(mode(join(host, '.ssh', 'work_key'))).toBe('600');
+  expect(readFileSync(join(host, '.ssh', 'config'), 'utf8')).toBe('\nHost web.invalid\n  HostName ADDRESS\n');
+});
+
+test('many tunnels to one host that does not resolve: one problem, naming five of them and how many more', async () => {
+  const home = join(root, 'many');
+  mkdirSync(home);
+  const config = join(root, 'many.yaml');
+  writeFileSync(config, `tunnels:\n${Array.from({ length: 8 }, (_, i) => tunnel(`t${i}`, 'many.invalid', 7000 + i)).join('')}`);
+  const report = await check(home, config, null);
+  const host = report.problems.filter((p) => /Host many\.invalid/.test(p.what));
+  expect(host.map((p) => p.where)).toEqual([`${[0, 1, 2, 3, 4].map((i) => `tunnel "t${i}" (remote_host many.invalid)`).join('; ')}; and 3 more like them`]);
 });

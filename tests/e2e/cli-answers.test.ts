@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDaemonApp } from '../../src/api/app.js';
 import { stillLoading } from '../../src/api/loading.js';
 import { createMetrics } from '../../src/api/metrics.js';
+import { createTerminalRoute, type TerminalRoute } from '../../src/api/terminal.js';
 import { startListeners, type Listeners } from '../../src/api/server.js';
 import { ConfigStore } from '../../src/config-edit/store.js';
 import { FakeEngine, SAMPLE } from '../unit/api-fake-engine.js';
@@ -39,6 +40,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('a daemon still loading its config file', () => {
   let engine: FakeEngine;
   let listeners: Listeners;
+  let terminals: TerminalRoute;
   let socketPath: string;
   const loaded = '2024-01-01T00:00:00.000Z';
 
@@ -49,6 +51,7 @@ describe('a daemon still loading its config file', () => {
     writeFileSync(configPath, stringify({ tunnels: SAMPLE }));
     const configFile = new ConfigStore({ path: configPath, writer: 'api', mode: 'default', backupDir: join(dir, 'backups'), keepBackups: 3, log: () => undefined });
     const metrics = createMetrics(engine, { processMetrics: false });
+    terminals = createTerminalRoute({ engine, tokens: null, log: () => undefined });
     listeners = await startListeners({
       tcpApp: createDaemonApp({ engine, configFile, transport: 'tcp', tokens: null, metrics }),
       socketApp: createDaemonApp({ engine, configFile, transport: 'socket', tokens: null, metrics }),
@@ -56,9 +59,11 @@ describe('a daemon still loading its config file', () => {
       socketPath,
       tokens: null,
       loading: () => stillLoading(engine),
+      upgrade: { tcp: terminals.upgrade, socket: terminals.upgrade },
     });
   });
   afterAll(async () => {
+    terminals?.close();
     await listeners?.close();
     engine?.close();
   });
@@ -76,11 +81,15 @@ describe('a daemon still loading its config file', () => {
       cli(socketPath, ['start-tunnel', db]),
       cli(socketPath, ['start-tunnel', web, '--no-wait']),
       cli(socketPath, ['reload']),
+      // The login terminal too: it waits, then gets the daemon's real answer (this engine has no terminals).
+      cli(socketPath, ['auth', db]),
     ]);
     // Long enough for every command to have asked and been told `loading`.
     await new Promise((r) => setTimeout(r, 1_500));
     engine.health = { ...engine.health, loaded_at: loaded };
-    const [list, status, validate, logs, show, start, noWait, reload] = await runs;
+    const [list, status, validate, logs, show, start, noWait, reload, auth] = await runs;
+    expect(auth.stderr).toBe('tunnel-cli: the fake engine has no terminals\n');
+    expect(auth.code).toBe(1);
     for (const r of [list, status, validate, logs, show, start, noWait, reload]) {
       expect(r.code, r.stderr).toBe(0);
       expect(r.stderr).toBe('');

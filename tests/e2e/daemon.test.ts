@@ -56,7 +56,7 @@ describe('the built daemon with a real sshd', () => {
 
   it('serves /health with the config state', async () => {
     const h = await d.json('/health');
-    expect(h).toEqual({ ok: true, config: { valid: true, error: null, missing: false, applied: 'all', rejected: [] } });
+    expect(h).toEqual({ ok: true, loading: false, config: { valid: true, error: null, missing: false, applied: 'all', rejected: [] } });
   });
 
   it('reload adds a tunnel and leaves unchanged ones alone (same pid)', async () => {

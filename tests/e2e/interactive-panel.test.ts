@@ -12,6 +12,7 @@ import WebSocket from 'ws';
 import { CLI, echoServer, port, REPO, roundTrip, type Daemon } from './daemon-harness.js';
 import { cliInPty, containsCode, interactiveEntry, recordEvents, startInteractiveDaemon } from './interactive-harness.js';
 import { startOtpSshd, type OtpSshd } from './otp-sshd.js';
+import { seriousViolations } from './axe.js';
 import { startPanelProcess, type Panel } from './panel-process.js';
 
 const TOKEN = 'daemon-token-never-in-the-browser';
@@ -53,7 +54,7 @@ describe('logging in to an interactive tunnel from the panel', () => {
   const screen = () => page.locator('#terminal-screen .xterm-rows').textContent();
 
   beforeAll(async () => {
-    mkdirSync(join(REPO, 'test-artifacts'), { recursive: true });
+    mkdirSync(join(REPO, 'test-artifacts', 'panel'), { recursive: true });
     server = await startOtpSshd();
     const echoPort = await port();
     echo = await echoServer(echoPort);
@@ -94,9 +95,17 @@ describe('logging in to an interactive tunnel from the panel', () => {
     await card().getByTestId('login').click();
     await expect.poll(() => page.locator('#terminal').isVisible()).toBe(true);
     await expect.poll(screen, { timeout: 15_000 }).toMatch(/Verification code:/);
-    await page.setViewportSize({ width: 390, height: 844 });
-    await page.screenshot({ path: join(REPO, 'test-artifacts', 'panel-terminal-390.png') });
-    await page.setViewportSize({ width: 1280, height: 800 });
+    // The terminal view passes the accessibility audit in both themes; its input is named.
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      const found = await seriousViolations(page);
+      expect(found, `terminal ${scheme}: ${JSON.stringify(found, null, 1)}`).toEqual([]);
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.screenshot({ path: join(REPO, 'test-artifacts', 'panel', `terminal-en-${scheme}-390.png`) });
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+    expect(await page.locator('#terminal-screen textarea').getAttribute('aria-label')).toBe('Terminal input for bastion');
     const code = server.code();
     typed.push(code);
     await page.keyboard.type(code);
@@ -112,6 +121,27 @@ describe('logging in to an interactive tunnel from the panel', () => {
     await expect.poll(() => badge().textContent(), { timeout: 15_000 }).toBe('Login needed');
   });
 
+  it('the terminal view in Arabic, right to left, passes the accessibility audit', async () => {
+    await Promise.all([page.waitForEvent('load'), page.selectOption('#language', 'ar')]);
+    await expect.poll(() => badge().getAttribute('data-state'), { timeout: 15_000 }).toBe('AUTH_REQUIRED');
+    await card().getByTestId('login').click();
+    await expect.poll(screen, { timeout: 15_000 }).toMatch(/Verification code:/);
+    expect(await page.locator('#terminal-title').textContent()).toMatch(/^تسجيل الدخول: /);
+    expect(await page.locator('html').getAttribute('dir')).toBe('rtl');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    const found = await seriousViolations(page);
+    expect(found, JSON.stringify(found, null, 1)).toEqual([]);
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: join(REPO, 'test-artifacts', 'panel', 'terminal-ar-dark-390.png') });
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.locator('#terminal-screen textarea').focus();
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.locator('#terminal').isVisible()).toBe(false);
+    await Promise.all([page.waitForEvent('load'), page.selectOption('#language', 'en')]);
+    await expect.poll(() => badge().textContent(), { timeout: 15_000 }).toBe('Login needed');
+  });
+
   it('one terminal at a time: the CLI is refused while the page\'s is open, and gets the login once it is closed', async () => {
     await card().getByTestId('login').click();
     await expect.poll(screen, { timeout: 15_000 }).toMatch(/Verification code:/);
@@ -119,7 +149,10 @@ describe('logging in to an interactive tunnel from the panel', () => {
     expect(await refused.exited).toBe(1);
     expect(refused.output()).toMatch(/another terminal/);
 
-    await page.locator('#terminal [data-close]').click();
+    // Escape closes the terminal even though the emulator takes every other key.
+    await page.locator('#terminal-screen textarea').focus();
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.locator('#terminal').isVisible()).toBe(false);
     const cli = cliInPty(['--socket', d.socketPath, 'auth', hash]);
     try {
       await cli.waitFor(/Verification code: /);

@@ -87,8 +87,10 @@ test("a name the reference's panel wrote as *star (an alias with no anchor, for 
     '',
   ].join('\n');
   writeFileSync(path, text);
-  // The daemon refuses it as it is: the alias has no anchor.
-  expect(parseConfigText(text).kind).toBe('invalid');
+  // The daemon refuses it as it is (the alias has no anchor), and says what repairs it.
+  const refused = parseConfigText(text);
+  if (refused.kind !== 'invalid') throw new Error(refused.kind);
+  expect(refused.problems.map((p) => p.found).join('\n')).toContain('`tunnel-manager migrate` quotes it');
   const r = await run(['migrate', '--config', path, '--write']);
   expect(r.code).toBe(0);
   expect(r.stdout).toContain('-  - name: *star\n+  - name: "*star"\n');

@@ -96,7 +96,7 @@ describe('the web panel in Chromium', () => {
     expect(await card('expose').locator('[data-testid="description"]').textContent()).toBe(`expose local :${echoPort} on testhost:${exposePort} (bound to 127.0.0.1)`);
     expect(await page.locator('#daemon-state').textContent()).toContain('Daemon connected');
     // Health beside the state: what the forward carries, not only that it is up.
-    await expect.poll(() => card('bring').locator('[data-testid="health"]').textContent()).toBe('health ok');
+    await expect.poll(() => card('bring').locator('[data-testid="health"]').textContent()).toBe('Health: ok');
     const html = await page.content();
     expect(html).not.toContain('TUNNEL_API_TOKEN=');
   });

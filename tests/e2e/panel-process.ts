@@ -11,12 +11,13 @@ export interface Panel {
   stop(): Promise<void>;
 }
 
-export async function startPanelProcess(d: Daemon, sshConfigPath: string, env: Record<string, string> = {}): Promise<Panel> {
+/** Starts the panel in front of `d` (or of `api`, another URL, to see how it fails there). */
+export async function startPanelProcess(d: Daemon, sshConfigPath: string, env: Record<string, string> = {}, api = `http://127.0.0.1:${d.apiPort}`): Promise<Panel> {
   const p = await port();
   let out = '';
   const child = spawn(
     process.execPath,
-    [MAIN, 'panel', '--listen', `127.0.0.1:${p}`, '--config', d.configPath, '--api', `http://127.0.0.1:${d.apiPort}`, '--ssh-config', sshConfigPath],
+    [MAIN, 'panel', '--listen', `127.0.0.1:${p}`, '--config', d.configPath, '--api', api, '--ssh-config', sshConfigPath],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PANEL_TOKEN: '', TUNNEL_API_TOKEN: '', ...env } },
   );
   child.stdout!.on('data', (b) => (out += String(b)));

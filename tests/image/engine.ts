@@ -89,6 +89,7 @@ export async function until<T>(what: string, probe: () => Promise<T | undefined 
     try {
       const v = await probe();
       if (v !== undefined && v !== false) return v;
+      last = undefined; // an earlier error (the server not up yet) is no longer the reason
     } catch (e) {
       last = e;
     }

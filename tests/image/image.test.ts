@@ -33,7 +33,7 @@ const statuses = async (port = apiPort) => (await (await fetch(`http://127.0.0.1
 /** `engine run -d` of the image with host networking and PUID/PGID; `extra` goes before the image. */
 async function run(container: string, extra: string[], command: string[] = []): Promise<void> {
   const health = ENGINE === 'docker' ? ['--health-interval', '1s'] : [];
-  await engine(['rm', '-f', container], { reject: false });
+  await engine(['rm', '-f', '-v', container], { reject: false });
   await engine(['run', '-d', '--name', container, '--network', 'host', '-e', `PUID=${PUID}`, '-e', `PGID=${PGID}`, ...health, ...extra, IMAGE, ...command]);
 }
 
@@ -85,7 +85,8 @@ describe('the image', () => {
   }, 120_000);
 
   afterAll(async () => {
-    if (ENGINE && IMAGE) await engine(['rm', '-f', name, panelName, dropInName], { reject: false });
+    // One at a time: an engine may refuse the whole list when one of them does not exist.
+    if (ENGINE && IMAGE) for (const c of [name, panelName, dropInName]) await engine(['rm', '-f', '-v', c], { reject: false });
     echo?.close();
     await server?.stop();
     await ssh?.cleanup();

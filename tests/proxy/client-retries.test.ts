@@ -97,3 +97,15 @@ describe('every retry of the openai client reaches the provider', () => {
     );
   });
 });
+
+it('an alias whose other targets cannot be asked (a tunnel down): the resting target is asked after all, so every retry after the first reaches it', async () => {
+  h = await startHarness(
+    (base) => ({ providers: { gpu: { base_url: base }, far: { tunnel: 'llm' } }, aliases: { m: ['gpu:busy:503:30:1', 'far:busy:503:30:1'] } }),
+    { now: () => 1_000_000, tunnel: () => ({ state: 'STOPPED', localHost: '127.0.0.1', localPort: 1 }) },
+  );
+  const c = counted(h.url, 2);
+  expect(await failWith(c.client, 'm')).toBe(503);
+  // The first attempt: gpu answers (and rests), far is refused, far's refusal is the answer.
+  // The retries: gpu rests, far is refused, so gpu is asked after all and answers.
+  expect([c.attempts(), seen('busy:503:30:1')]).toEqual([3, 3]);
+});

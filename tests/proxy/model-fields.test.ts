@@ -5,6 +5,7 @@
 // first read by the openai client straight from the mock.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startHarness, type Harness } from './harness.js';
@@ -32,6 +33,8 @@ const SERVERS: Record<string, unknown> = {
   ollama: { object: 'list', data: [{ id: 'llama3:8b', object: 'model', created: 1718000000, owned_by: 'library' }] },
   // LM Studio leaves `created` out.
   lmstudio: { data: [{ id: 'qwen2.5-7b-instruct', object: 'model', owned_by: 'organization_owner' }], object: 'list' },
+  // Anthropic's own list (a `format: anthropic` provider).
+  claude: { data: [{ type: 'model', id: 'claude-sonnet-4-5', display_name: 'Claude Sonnet 4.5', created_at: '2025-09-29T00:00:00Z' }], has_more: false, first_id: 'claude-sonnet-4-5', last_id: 'claude-sonnet-4-5' },
 };
 
 const servers: http.Server[] = [];
@@ -41,14 +44,17 @@ let h: Harness;
 beforeAll(async () => {
   for (const [name, body] of Object.entries(SERVERS)) {
     const server = http.createServer((req, res) => {
-      res.writeHead(req.url === '/v1/models' ? 200 : 404, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(req.url === '/v1/models' ? body : { error: { message: 'not found' } }));
+      const list = req.url?.split('?')[0] === '/v1/models';
+      res.writeHead(list ? 200 : 404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(list ? body : { error: { message: 'not found' } }));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     servers.push(server);
     bases[name] = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
   }
-  h = await startHarness(() => ({ providers: Object.fromEntries(Object.entries(bases).map(([name, base_url]) => [name, { base_url }])) }));
+  h = await startHarness(() => ({
+    providers: Object.fromEntries(Object.entries(bases).map(([name, base_url]) => [name, name === 'claude' ? { base_url, format: 'anthropic' } : { base_url }])),
+  }));
 });
 afterAll(async () => {
   await h.close();
@@ -61,6 +67,12 @@ it('every entry reaches the client as its server wrote it, id prefixed, created 
   const through = (await client(`${h.url}/v1`).models.list()).data;
   const expected: unknown[] = [];
   for (const name of Object.keys(SERVERS)) {
+    if (name === 'claude') {
+      // Anthropic's SDK reads that mock; OpenAI's list gets its object, created (from created_at) and owned_by.
+      const direct = (await new Anthropic({ baseURL: bases[name]!.replace(/\/v1$/, ''), apiKey: 'x', maxRetries: 0 }).models.list()).data;
+      for (const m of direct) expected.push({ ...m, id: `${name}:${m.id}`, object: 'model', created: Date.parse(m.created_at) / 1000, owned_by: name });
+      continue;
+    }
     // The SDK reads the server's own answer: the mock is shaped as the client expects.
     const direct = (await client(bases[name]!).models.list()).data;
     expect(direct.length).toBeGreaterThan(0);
@@ -74,4 +86,11 @@ it('every entry reaches the client as its server wrote it, id prefixed, created 
 it('GET /v1/models/{id} is the same entry, fields and all', async () => {
   const m = await client(`${h.url}/v1`).models.retrieve('vllm:meta-llama/Llama-3.1-8B-Instruct');
   expect(m).toEqual({ ...(SERVERS.vllm as { data: object[] }).data[0], id: 'vllm:meta-llama/Llama-3.1-8B-Instruct' });
+});
+
+it("Anthropic's SDK gets an Anthropic provider's own display_name and created_at, through the proxy", async () => {
+  const all = (await new Anthropic({ baseURL: h.url, apiKey: 'x', maxRetries: 0 }).models.list({ limit: 100 })).data;
+  expect(all.find((m) => m.id === 'claude:claude-sonnet-4-5')).toEqual({ type: 'model', id: 'claude:claude-sonnet-4-5', display_name: 'Claude Sonnet 4.5', created_at: '2025-09-29T00:00:00Z' });
+  // Another provider's model, in Anthropic's shape: its id as the name, its created as the date.
+  expect(all.find((m) => m.id === 'ollama:llama3:8b')).toEqual({ type: 'model', id: 'ollama:llama3:8b', display_name: 'ollama:llama3:8b', created_at: '2024-06-10T06:13:20Z' });
 });

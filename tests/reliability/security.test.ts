@@ -157,7 +157,8 @@ describe('no command, no injected ssh option', () => {
     expect(argv.indexOf('--')).toBe(argv.length - 2);
     expect(argv[argv.length - 1]).toBe(server.alias);
     // Before --: only -N, -F file, -o key=value and one forward.
-    const allowed = new Set(['LogLevel', 'ControlMaster', 'ControlPath', 'RequestTTY', 'ExitOnForwardFailure', 'BatchMode', 'ServerAliveInterval', 'ServerAliveCountMax', 'ConnectTimeout', 'StrictHostKeyChecking', 'UserKnownHostsFile', 'Ciphers']);
+    // A shared tunnel's ssh is its connection's master (SPEC §14): ControlPersist=no too.
+    const allowed = new Set(['ControlPersist', 'LogLevel', 'ControlMaster', 'ControlPath', 'RequestTTY', 'ExitOnForwardFailure', 'BatchMode', 'ServerAliveInterval', 'ServerAliveCountMax', 'ConnectTimeout', 'StrictHostKeyChecking', 'UserKnownHostsFile', 'Ciphers']);
     const forwards: string[] = [];
     for (let i = 1; i < argv.length - 2; i++) {
       const a = argv[i]!;
@@ -176,7 +177,13 @@ describe('no command, no injected ssh option', () => {
       expect(allowed.has(opt.split('=')[0]!)).toBe(true);
       expect(opt).not.toMatch(/[\n\r\0]/);
     }
-    expect(forwards).toEqual([`-L 127.0.0.1:${lPort}:localhost:${echoPort}`]);
+    if (t.connection === null) {
+      expect(forwards).toEqual([`-L 127.0.0.1:${lPort}:localhost:${echoPort}`]);
+    } else {
+      // The master carries no forward of its own; each is added with ssh -O forward.
+      expect(forwards).toEqual([]);
+      expect(argv.slice(0, 7)).toEqual([argv[0], '-o', 'ControlMaster=yes', '-o', `ControlPath=${join(d.stateDir, 'mux', t.connection.id)}`, '-o', 'ControlPersist=no']);
+    }
     // The config's values came first, so they win over the defaults.
     expect(argv.find((a) => a.startsWith('ServerAliveInterval='))).toBe('ServerAliveInterval=7');
     expect(argv.some((a) => a.includes('ProxyCommand') || a.includes(marker))).toBe(false);
@@ -263,7 +270,7 @@ describe('token (SPEC §6)', () => {
     const res = await call('/health');
     expect(res.status).toBe(200);
     const text = await res.text();
-    expect(text).toBe('{"ok":true,"config":{"valid":true,"error":null,"missing":false,"applied":"all","rejected":[]}}');
+    expect(text).toBe('{"ok":true,"loading":false,"config":{"valid":true,"error":null,"missing":false,"applied":"all","rejected":[]}}');
   });
 
   it('path tricks do not reach a control route without the token', async () => {

@@ -86,6 +86,17 @@ describe('WaitTracker', () => {
     expect(t.outcome()?.kind).toBe('running');
   });
 
+  it('a login that shows no prompt is waited for like any start: AUTH_REQUIRED is then not the end', () => {
+    const t = new WaitTracker();
+    t.answer([r('a', 'AUTH_REQUIRED')]);
+    expect(t.outcome()?.kind).toBe('login');
+    t.loginWithoutPrompt('a');
+    expect(t.outcome()).toBeNull();
+    expect(t.timedOut()).toMatchObject({ kind: 'pending', pending: [{ hash: 'a' }] });
+    t.event(r('a', 'RUNNING'));
+    expect(t.outcome()?.kind).toBe('running');
+  });
+
   it('nothing to wait for is done; time up lists what is pending', () => {
     const none = new WaitTracker();
     none.answer([]);

@@ -4,6 +4,8 @@ import { createHash } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
 import { diffTunnels } from '../../src/config/diff.js';
 import { forwardSpec, sshArgs } from '../../src/tunnel/ssh-args.js';
+import { applyEdit } from '../../src/config-edit/edit.js';
+import { inputHash } from '../../src/config-edit/tunnel-input.js';
 import { oneTunnel, problems, valid } from './config-helpers.js';
 
 const md5 = (s: string) => createHash('md5').update(s).digest('hex');
@@ -60,4 +62,25 @@ describe('direction: socks', () => {
     const ps = problems(text);
     expect(ps.map((p) => p.field)).toEqual(['tunnels[1].local_port', 'tunnels[2].local_port']);
   });
+});
+
+describe('a SOCKS tunnel written by the panel form or the /config API', () => {
+  test('an empty remote_port field is written as given and read as none; the hash is the one the client was told', () => {
+    const fields = { name: 'proxy', remote_host: 'user@bastion', remote_port: '', local_port: '1080', direction: 'socks' };
+    const out = applyEdit('tunnels: []\n', { kind: 'add', fields });
+    if (!out.ok) throw new Error(out.error.message);
+    const t = valid(out.value).config.tunnels[0]!;
+    expect(t).toMatchObject({ name: 'proxy', direction: 'socks', remote_port: { text: '' } });
+    expect(t.hash).toBe(inputHash({ fields }));
+    expect(t.hash).toBe(md5('proxy|user@bastion||1080|socks|false'));
+  });
+});
+
+test('a SOCKS tunnel takes a tcp health_check, and refuses an http one, saying why', () => {
+  const base = { remote_port: null, direction: 'socks', local_port: '1080' };
+  expect(valid(oneTunnel({ ...base, health_check: '{ type: tcp }' })).config.tunnels[0]!.health_check?.type).toBe('tcp');
+  const ps = problems(oneTunnel({ ...base, health_check: '{ type: http }' }));
+  expect(ps).toHaveLength(1);
+  expect(ps[0]).toMatchObject({ field: 'tunnels[0].health_check.type', found: 'http' });
+  expect(ps[0]!.expected).toMatch(/^tcp for a SOCKS tunnel/);
 });

@@ -151,6 +151,16 @@ describe('name', () => {
     expect(t.hash).toBe(md5(`${name}|user@bastion|5432|127.0.0.1:15432|remote_to_local|false`));
   });
 
+  test('a name that starts with # is a comment to YAML: "unnamed", with a warning saying how to write it', () => {
+    const { config, warnings } = valid(oneTunnel({ name: '#1 primary' }));
+    expect(config.tunnels[0]!.name).toBe('unnamed');
+    expect(warnings.map((w) => [w.field, w.found])).toEqual([
+      ['tunnels[0].name', 'nothing: "#1 primary" after it is a comment to YAML, so the tunnel is "unnamed"; write name: "#1 primary" to make it the name'],
+    ]);
+    // A comment written as one (after a space) is taken as meant.
+    expect(valid(oneTunnel({ name: '# to be named' })).warnings).toEqual([]);
+  });
+
   test.each([['""'], ["''"], [''], ['!!null']])('%s is "unnamed"', (yaml) => {
     const t = valid(oneTunnel({ name: yaml })).config.tunnels[0]!;
     expect(t.name).toBe('unnamed');

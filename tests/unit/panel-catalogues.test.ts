@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { STATIC_DIR } from '../../src/panel/assets.js';
+import { createAssetsApp, loadAssets, STATIC_DIR } from '../../src/panel/assets.js';
 import { API_ERRORS } from '../../src/api/types.js';
 import { DAEMON_FAILURE_CODES } from '../../src/panel/daemon-failure.js';
 import { PANEL_ERROR_CODES } from '../../src/panel/http-errors.js';
@@ -104,5 +104,28 @@ describe('the language of a request (Accept-Language)', () => {
     expect(pick(undefined)).toBe('en');
     expect(pick('*')).toBe('en');
     expect(pick(';;;, ja')).toBe('ja');
+  });
+});
+
+describe('the page as served', () => {
+  it('comes in the browser\'s language before any script runs: <html lang dir>, the title and every plain text', async () => {
+    const app = createAssetsApp(await loadAssets());
+    const get = async (lang: string) => {
+      const res = await app.request('/', { headers: { 'accept-language': lang } });
+      expect(res.headers.get('vary')).toBe('Accept-Language');
+      return res.text();
+    };
+    const zh = await get('zh-CN');
+    expect(zh).toContain('<html lang="zh-CN" dir="ltr">');
+    expect(zh).toContain('<title data-i18n="page.title">隧道 · tunnel-manager</title>');
+    expect(zh).toContain('data-i18n="page.loading">加载中…</section>');
+    expect(zh).toContain('data-i18n="list.add">添加隧道</button>');
+    const ar = await get('ar');
+    expect(ar).toContain('<html lang="ar" dir="rtl">');
+    expect(ar).toContain('data-i18n="form.save">حفظ</button>');
+    // Every data-i18n text of the Chinese page is the catalogue's.
+    const zhCatalogue = catalogue('zh-CN');
+    for (const m of zh.matchAll(/data-i18n="([\w.]+)"[^>]*>([^<]*)</g)) expect(m[2], m[1]).toBe(zhCatalogue[m[1]!]);
+    expect(await get('')).toContain('<html lang="en" dir="ltr">');
   });
 });

@@ -6,6 +6,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDaemonClient } from '../../src/panel/daemon-client.js';
+import { createDaemonApp } from '../../src/panel/routes-daemon.js';
 
 const servers: (Server | TcpServer)[] = [];
 const sockets = new Set<Socket>();
@@ -31,8 +32,9 @@ const answering = (status: number, body: unknown) =>
     res.writeHead(status, { 'content-type': typeof body === 'string' ? 'text/html' : 'application/json' }).end(text);
   }));
 
-async function failure(url: string, token: string | null = null) {
-  const client = createDaemonClient(url, token, { getTimeoutMs: 300, eventsOpenTimeoutMs: 300 });
+/** Short timeouts only where no answer is the point: a loaded machine may answer slowly. */
+async function failure(url: string, token: string | null = null, timeoutMs?: number) {
+  const client = createDaemonClient(url, token, timeoutMs === undefined ? {} : { getTimeoutMs: timeoutMs, eventsOpenTimeoutMs: timeoutMs });
   const [get, events] = await Promise.all([client.get('/status'), client.events(new AbortController().signal)]);
   if (get.ok || events.ok) throw new Error('expected both to fail');
   // The list and the live events say the same thing.
@@ -51,7 +53,7 @@ describe('why the panel cannot talk to the daemon', () => {
 
   it('no answer in time', async () => {
     const url = await listen(createHttpServer(() => undefined));
-    expect(await failure(url)).toMatchObject({ code: 'daemon_timeout', params: { where: url } });
+    expect(await failure(url, null, 300)).toMatchObject({ code: 'daemon_timeout', params: { where: url } });
   });
 
   it('a token the daemon needs and the panel lacks, or a wrong one: TUNNEL_API_TOKEN named, never "not reachable"', async () => {
@@ -92,5 +94,17 @@ describe('why the panel cannot talk to the daemon', () => {
     const url = await answering(404, { error: { code: 'tunnel_not_found', message: 'no tunnel abc' } });
     const r = await createDaemonClient(url, null).get('/status');
     expect(!r.ok && r.error).toEqual({ reason: 'daemon', status: 404, code: 'tunnel_not_found', message: 'no tunnel abc' });
+  });
+
+  it('start, stop and logs answer the page with the same code, its values and a status to match', async () => {
+    const token = await answering(401, { error: { code: 'unauthorized', message: 'missing or wrong token' } });
+    const loading = await answering(503, { error: { code: 'loading', message: 'the config is being loaded' } });
+    const call = async (url: string, path: string, method = 'POST') => {
+      const res = await createDaemonApp({ daemon: createDaemonClient(url, null) }).request(path, { method });
+      return { status: res.status, body: (await res.json()) as { error: { code: string }; params?: Record<string, string> } };
+    };
+    expect(await call(token, '/start')).toMatchObject({ status: 502, body: { error: { code: 'daemon_token_missing' }, params: { where: token } } });
+    expect(await call(token, `/logs/${'a'.repeat(32)}`, 'GET')).toMatchObject({ status: 502, body: { error: { code: 'daemon_token_missing' } } });
+    expect(await call(loading, `/stop/${'a'.repeat(32)}`)).toMatchObject({ status: 503, body: { error: { code: 'daemon_loading' } } });
   });
 });

@@ -19,12 +19,15 @@ describe('direction in words', () => {
     expect(describeTunnel(t('local_to_remote', '0.0.0.0:8080', '3000'), 'default')).toBe('expose local :3000 on bastion:8080 (bound to 0.0.0.0)');
     expect(describeTunnel(t('remote_to_local', '[::1]:80', '8080'), 'default')).toBe('bring [::1]:80 via bastion to local :8080');
   });
+  it('a SOCKS proxy, in either mode', () => {
+    for (const mode of ['default', 'ssh-standard'] as const) expect(describeTunnel(t('socks', '', '1080', 'user@bastion'), mode)).toBe('SOCKS proxy on local :1080 through bastion');
+  });
   it('says nothing for an unknown direction', () => {
     expect(describeTunnel(t('sideways', '1', '2'), 'default')).toBeNull();
   });
   it('labels the choices by the flag they mean', () => {
-    expect(directionChoices('default').map((c) => [c.value, c.label.slice(-7)])).toEqual([['remote_to_local', 'ssh -L)'], ['local_to_remote', 'ssh -R)']]);
-    expect(directionChoices('ssh-standard').map((c) => c.label.slice(-7))).toEqual(['ssh -R)', 'ssh -L)']);
+    expect(directionChoices('default').map((c) => [c.value, c.label.slice(-7)])).toEqual([['remote_to_local', 'ssh -L)'], ['local_to_remote', 'ssh -R)'], ['socks', 'ssh -D)']]);
+    expect(directionChoices('ssh-standard').map((c) => c.label.slice(-7))).toEqual(['ssh -R)', 'ssh -L)', 'ssh -D)']);
   });
 });
 

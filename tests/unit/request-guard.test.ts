@@ -77,6 +77,14 @@ describe('TUNNEL_API_ALLOWED_HOSTS', () => {
     expect(none.ok && none.value.allowedHosts).toEqual([]);
   });
 
+  it('refuses a wildcard, which would turn the check off', () => {
+    for (const bad of ['*', '*.example.com']) {
+      const r = daemonSettings({}, { TUNNEL_API_ALLOWED_HOSTS: bad }, account);
+      expect(r.ok).toBe(false);
+      if (!r.ok) expect(r.error.join("\n")).toContain(`TUNNEL_API_ALLOWED_HOSTS: expected host names, found the wildcard ${JSON.stringify(bad)}`);
+    }
+  });
+
   it('refuses what is not a host name, saying what it found', () => {
     for (const bad of ['http://tunnels.example.com', 'a b', 'host/path', 'user@host']) {
       const r = daemonSettings({}, { TUNNEL_API_ALLOWED_HOSTS: `ok.example,${bad}` }, account);

@@ -15,7 +15,11 @@ translate();
 // takes every key for itself, so its dialog is closed here (the login waits).
 document.addEventListener('keydown', (ev) => {
   const term = $('terminal');
-  if (ev.key === 'Escape' && term.open && term.contains(ev.target)) term.close();
+  if (ev.key !== 'Escape' || !term.open || !term.contains(ev.target)) return;
+  // Not passed on: an Escape typed into a password prompt would be part of the answer.
+  ev.preventDefault();
+  ev.stopPropagation();
+  term.close();
 }, true);
 
 function showOnly(id) {

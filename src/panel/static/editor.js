@@ -10,13 +10,20 @@ import { FIELDS, state } from './state.js';
 const flagOf = (direction) => (state.directions.find((d) => d.value === direction) || {}).flag;
 
 function directionHints(direction) {
-  const exposes = flagOf(direction) === '-R';
-  $('hint-remote_port').textContent = t(exposes ? 'form.hint_remote_port_expose' : 'form.hint_remote_port_bring');
+  const flag = flagOf(direction);
+  const exposes = flag === '-R';
+  const remoteKey = flag === '-D' ? 'form.hint_remote_port_socks' : exposes ? 'form.hint_remote_port_expose' : 'form.hint_remote_port_bring';
+  $('hint-remote_port').textContent = t(remoteKey);
   $('hint-local_port').textContent = t(exposes ? 'form.hint_local_port_expose' : 'form.hint_local_port_bring');
 }
 
 /** A direction's words: the server says which ssh flag it means under the mode; the catalogue words each flag. */
-const directionWords = (d) => (d.flag === '-R' ? t('form.direction_expose') : d.flag === '-L' ? t('form.direction_bring') : d.label);
+function directionWords(d) {
+  if (d.flag === '-R') return t('form.direction_expose');
+  if (d.flag === '-L') return t('form.direction_bring');
+  if (d.flag === '-D' || d.value === 'socks') return t('form.direction_socks');
+  return d.label;
+}
 
 function renderDirections(selected) {
   $('f-direction').replaceChildren(...state.directions.map((d) => h('label', { class: 'choice' },

@@ -34,7 +34,10 @@ export function t(key, params) {
     return `⟦${key}⟧`;
   }
   const text = catalogue[key];
-  return params ? text.replace(/\{(\w+)\}/g, (m, k) => (params[k] === undefined ? m : String(params[k]))) : text;
+  // In a right-to-left page each value (a host:port, a path) is isolated, so its own
+  // direction holds: ":8080" stays ":8080", "/etc/x.yaml" keeps its slash in front.
+  const value = language.dir === 'rtl' ? (v) => `\u2068${v}\u2069` : (v) => v;
+  return params ? text.replace(/\{(\w+)\}/g, (m, k) => (params[k] === undefined ? m : value(String(params[k])))) : text;
 }
 
 /** Fills data-i18n (text) and data-i18n-attr ("attr:key;attr:key") under `root`. */

@@ -14,6 +14,7 @@ export const stateWords = (status) => t(`status.${status}`);
 /** What a tunnel does, from the server's parts, in the page's language. */
 export function tunnelSentence(words, f) {
   if (!words) return t('describe.unknown', { direction: f.direction, host: f.remote_host, remote: f.remote_port, local: f.local_port });
+  if (words.kind === 'socks') return t('describe.socks', words);
   if (words.kind === 'expose') return t(words.bind !== null ? 'describe.expose_bound' : 'describe.expose', words);
   return t(words.via !== null ? 'describe.bring_via' : 'describe.bring', words);
 }

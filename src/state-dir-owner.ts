@@ -1,10 +1,11 @@
 // The state dir decides which processes the daemon signals at start (the children
 // file) and which host keys ssh trusts (known_hosts): whoever can write it chooses
 // both. So the daemon starts only on a state dir that its own account owns and that
-// neither group nor others can write, files included.
+// neither group nor others can write, files included. One rule for the daemon (which
+// refuses to start) and `tunnel-manager check` (which reports it).
 import { lstatSync, readdirSync, statSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
-import { err, ok, type Result } from '../result.js';
+import { err, ok, type Result } from './result.js';
 
 // Deep enough for the dir's own folders (logins/); the state dir holds nothing deeper.
 const MAX_DEPTH = 2;
@@ -41,12 +42,18 @@ function walk(dir: string, uid: number, depth: number, found: string[]): void {
   }
 }
 
+/** A state dir that is not ours: each problem found (at most a few shown), and the command that fixes them. */
+export interface ForeignStateDir {
+  problems: string[];
+  fix: string;
+}
+
 /**
  * Ok when `dir` is missing (the daemon creates it 0700) or it and everything in it
  * belong to `uid` and cannot be written by group or others; otherwise the problems
  * and the command that fixes them.
  */
-export function checkStateDirOwner(dir: string, uid: number): Result<void, string> {
+export function findForeignStateDir(dir: string, uid: number): Result<void, ForeignStateDir> {
   let st: Stats;
   try {
     st = statSync(dir);
@@ -59,10 +66,17 @@ export function checkStateDirOwner(dir: string, uid: number): Result<void, strin
   if (st.isDirectory()) walk(dir, uid, 1, found);
   if (found.length === 0) return ok(undefined);
   const q = shellQuote(dir);
-  const shown = found.slice(0, 5).join('; ') + (found.length > 5 ? `; and ${found.length - 5} more` : '');
+  const problems = found.length > 5 ? [...found.slice(0, 5), `and ${found.length - 5} more`] : found;
+  return err({ problems, fix: `sudo chown -R ${uid} ${q} && chmod -R go-w ${q} && chmod 700 ${q}` });
+}
+
+/** The daemon's refusal of a state dir that is not ours, with the fix; ok otherwise. */
+export function checkStateDirOwner(dir: string, uid: number): Result<void, string> {
+  const found = findForeignStateDir(dir, uid);
+  if (found.ok) return found;
   return err(
-    `refusing the state dir ${dir}: another account could write it, and so choose which processes the daemon signals and which host keys ssh trusts (${shown}). ` +
-      `If the folder is yours: chown -R ${uid} ${q} && chmod -R go-w ${q} && chmod 700 ${q}; otherwise give this daemon its own --state-dir (TUNNEL_STATE_DIR)`,
+    `refusing the state dir ${dir}: another account could write it, and so choose which processes the daemon signals and which host keys ssh trusts (${found.error.problems.join('; ')}). ` +
+      `If the folder is yours: ${found.error.fix}; otherwise give this daemon its own --state-dir (TUNNEL_STATE_DIR)`,
   );
 }
 

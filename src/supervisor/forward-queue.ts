@@ -1,0 +1,244 @@
+// The forwards of one shared connection and the `ssh -O` work that adds and cancels
+// them (control-command.ts). Forwards asked for together go in one `-O` run; when such
+// a run fails, each of its forwards is tried alone, so that a failure is always that one
+// tunnel's (adding a forward that is already there is a no-op). Cancels go first.
+import { unreachable } from '../unreachable.js';
+import { classifyExit, type Failure } from './classify.js';
+import type { ControlForward, ControlOutcome } from './control-command.js';
+import type { ForwardEnd, ForwardEvents, ForwardHandle } from './connection.js';
+
+export type ForwardPhase = 'waiting' | 'adding' | 'added' | 'cancelling' | 'ended';
+
+export interface Forward {
+  fwd: ControlForward;
+  /** The listening port, to find the master's lines about it. */
+  port: number;
+  phase: ForwardPhase;
+  /** Asked to cancel while its add was under way. */
+  cancelAsked: boolean;
+  /** Already failed once in a batch: the next try is alone. */
+  alone: boolean;
+  /** Set by fail(): how it ends once cancelled. */
+  failWith: Failure | null;
+  events: ForwardEvents;
+}
+
+/** What the queue needs of its connection. */
+export interface QueueHost {
+  /** The master now: `up` with its pid and attempt, or not up. */
+  master(): { up: boolean; pid: number | null; attempt: number };
+  lastFailure(): Failure | null;
+  /** The current master's recent lines, to explain a forward's failure. */
+  masterLines(): readonly string[];
+  /** The master does not answer (stopped or hung): the connection ends it. */
+  unresponsive(attempt: number): void;
+  processState(pid: number): string | null;
+  control(op: 'forward' | 'cancel', forwards: readonly ControlForward[]): Promise<ControlOutcome>;
+}
+
+// Forwards per `-O` run: one run of 1000 takes about 2 s; several smaller ones run side by side.
+const BATCH = 64;
+// `-O` runs of one connection under way at once.
+const RUNS = 4;
+
+const LOST: Failure = { reason: 'connection_lost', retry: true, probe: null, message: 'connection lost: the shared connection ended' };
+
+export class ForwardQueue {
+  readonly forwards = new Set<Forward>();
+  /** Forwards by listening port, where the master's lines about a channel go (channel-owners.ts). */
+  readonly byPort = new Map<number, Set<Forward>>();
+  private readonly adds: Forward[] = [];
+  private readonly cancels: Forward[] = [];
+  private inFlight = 0;
+
+  constructor(private readonly host: QueueHost) {}
+
+  /** A new forward, waiting until queueAdd (or ended at once by its caller). */
+  create(fwd: ControlForward, port: number, events: ForwardEvents): { forward: Forward; handle: ForwardHandle } {
+    const f: Forward = { fwd, port, phase: 'waiting', cancelAsked: false, alone: false, failWith: null, events };
+    this.forwards.add(f);
+    this.indexed(port).add(f);
+    const handle: ForwardHandle = {
+      cancel: () => this.cancel(f),
+      fail: (failure) => {
+        f.failWith ??= failure;
+        this.cancel(f);
+      },
+    };
+    return { forward: f, handle };
+  }
+
+  /** The master is up: every forward waiting for it is added. */
+  addWaiting(): void {
+    for (const f of [...this.forwards]) if (f.phase === 'waiting' && !this.adds.includes(f)) this.queueAdd(f);
+  }
+
+  /** The master is gone: every forward ends with the cause (a cancelled one as cancelled). */
+  endAll(failure: Failure, exit: { code: number | null; signal: string | null } | null): void {
+    this.adds.length = 0;
+    this.cancels.length = 0;
+    for (const f of [...this.forwards]) {
+      if (f.phase === 'cancelling' || f.cancelAsked) this.end(f, { kind: 'cancelled' });
+      // Waiting forwards of a connection being retried end too: their tunnels back off
+      // with the cause and are called back once it is up again.
+      else this.end(f, { kind: 'failed', failure: { ...failure, probe: null }, code: exit?.code ?? null, signal: exit?.signal ?? null });
+    }
+  }
+
+  cancel(f: Forward): void {
+    switch (f.phase) {
+      case 'waiting': {
+        const i = this.adds.indexOf(f);
+        if (i >= 0) this.adds.splice(i, 1);
+        this.end(f, { kind: 'cancelled' });
+        return;
+      }
+      case 'adding':
+        f.cancelAsked = true;
+        return;
+      case 'added':
+        if (!this.host.master().up) {
+          this.end(f, { kind: 'cancelled' });
+          return;
+        }
+        f.phase = 'cancelling';
+        this.cancels.push(f);
+        this.pump();
+        return;
+      case 'cancelling':
+      case 'ended':
+        return;
+      default:
+        unreachable(f.phase, 'forward phase');
+    }
+  }
+
+  end(f: Forward, end: ForwardEnd): void {
+    if (f.phase === 'ended') return;
+    f.phase = 'ended';
+    this.forwards.delete(f);
+    const same = this.byPort.get(f.port);
+    same?.delete(f);
+    if (same?.size === 0) this.byPort.delete(f.port);
+    f.events.ended(end.kind === 'cancelled' && f.failWith !== null ? { kind: 'failed', failure: f.failWith, code: null, signal: null } : end);
+  }
+
+  private indexed(port: number): Set<Forward> {
+    let set = this.byPort.get(port);
+    if (set === undefined) {
+      set = new Set();
+      this.byPort.set(port, set);
+    }
+    return set;
+  }
+
+  queueAdd(f: Forward): void {
+    f.phase = 'waiting';
+    this.adds.push(f);
+    this.pump();
+  }
+
+  /** Runs queued `-O` work, cancels first, a few runs at a time (each run is limited machine-wide too). */
+  private pump(): void {
+    // A stopped master (SIGSTOP) would hold every -O until it times out: ended at once instead.
+    const m = this.host.master();
+    if (m.up && m.pid !== null && (this.cancels.length > 0 || this.adds.length > 0)) {
+      const state = this.host.processState(m.pid);
+      if (state === 'T' || state === 't') {
+        this.host.unresponsive(m.attempt);
+        return;
+      }
+    }
+    while (this.inFlight < RUNS && (this.cancels.length > 0 || this.adds.length > 0)) {
+      if (this.cancels.length > 0) {
+        const batch = this.cancels.splice(0, BATCH);
+        this.inFlight++;
+        void this.runCancels(batch).finally(() => this.done());
+        continue;
+      }
+      const first = this.adds[0];
+      const batch = first !== undefined && first.alone ? this.adds.splice(0, 1) : this.takeAdds();
+      for (const f of batch) f.phase = 'adding';
+      this.inFlight++;
+      void this.runAdds(batch).finally(() => this.done());
+    }
+  }
+
+  private takeAdds(): Forward[] {
+    const batch: Forward[] = [];
+    while (batch.length < BATCH && this.adds[0] !== undefined && !this.adds[0].alone) batch.push(this.adds.shift()!);
+    return batch;
+  }
+
+  private done(): void {
+    this.inFlight--;
+    this.pump();
+  }
+
+  private async runAdds(batch: Forward[]): Promise<void> {
+    const { pid } = this.host.master();
+    const out = await this.host.control('forward', batch.map((f) => f.fwd));
+    this.noticeTimeout(out.timedOut, pid);
+    // The master went away meanwhile: its end already ended these forwards.
+    const now = this.host.master();
+    if (!now.up || now.pid !== pid) {
+      for (const f of batch) if (f.phase === 'adding') this.end(f, { kind: 'failed', failure: this.host.lastFailure() ?? LOST, code: null, signal: null });
+      return;
+    }
+    if (out.code === 0) {
+      for (const f of batch) {
+        if (f.phase !== 'adding') continue;
+        f.phase = 'added';
+        if (pid !== null) f.events.added(pid);
+        if (f.cancelAsked) this.cancel(f);
+      }
+      return;
+    }
+    if (batch.length > 1) {
+      // Which one failed is not said: each is tried alone (those added are a no-op).
+      for (const f of batch) {
+        if (f.phase !== 'adding') continue;
+        if (f.cancelAsked) {
+          f.phase = 'added';
+          this.cancel(f);
+          continue;
+        }
+        f.alone = true;
+        f.phase = 'waiting';
+        this.adds.unshift(f);
+      }
+      return;
+    }
+    const f = batch[0];
+    if (f === undefined || f.phase !== 'adding') return;
+    // The master writes why (the bind error) on its own stderr; let that line arrive.
+    await new Promise((r) => setImmediate(r));
+    this.end(f, { kind: 'failed', failure: this.explainForward(f, out.lines), code: out.code, signal: null });
+  }
+
+  private async runCancels(batch: Forward[]): Promise<void> {
+    const m = this.host.master();
+    if (m.up) {
+      const pid = m.pid;
+      const out = await this.host.control('cancel', batch.map((f) => f.fwd));
+      this.noticeTimeout(out.timedOut, pid);
+    }
+    for (const f of batch) this.end(f, { kind: 'cancelled' });
+  }
+
+  private noticeTimeout(timedOut: boolean, pid: number | null): void {
+    const m = this.host.master();
+    if (timedOut && m.up && m.pid === pid) this.host.unresponsive(m.attempt);
+  }
+
+  /** The client's words, and the master's lines that name this forward's port. */
+  private explainForward(f: Forward, clientLines: readonly string[]): Failure {
+    const port = new RegExp(`[:\\s]${f.port}\\b`);
+    const master = this.host.masterLines().filter((l) => port.test(l) || /Server has disabled port forwarding/.test(l));
+    const flag = f.fwd.flag === '-R' ? '-R' : '-L';
+    const remoteBind = flag === '-R' ? (/^(\[[^\]]*\]|[^:]*):/.exec(f.fwd.value)?.[1]?.replace(/^\[|\]$/g, '') ?? null) : null;
+    // ssh's function names say nothing to a user: "mux_client_forward: forwarding request failed: X" is X.
+    const plain = [...master.slice(-5), ...clientLines].map((l) => l.replace(/^mux_\w+: (forwarding request failed: )?/, ''));
+    return classifyExit({ code: 255, signal: null, lines: plain, flag, remoteBind });
+  }
+}

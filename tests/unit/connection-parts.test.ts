@@ -1,0 +1,134 @@
+// The parts of a shared connection that need no ssh: which forward a master's line is
+// about, the -O queue's batching (a failed batch is retried one by one, so a failure is
+// one tunnel's), and where control sockets go (a path ssh can bind).
+import { mkdtempSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ChannelOwners } from '../../src/supervisor/channel-owners.js';
+import type { ForwardEnd } from '../../src/supervisor/connection.js';
+import type { ControlForward, ControlOutcome } from '../../src/supervisor/control-command.js';
+import { CONTROL_PATH_MAX, connectionId, controlPath, prepareControlDir } from '../../src/supervisor/control-path.js';
+import { ForwardQueue } from '../../src/supervisor/forward-queue.js';
+
+describe('ChannelOwners: a master line → the listening port it is about', () => {
+  it('follows -L, -R and -D channels from the line that announces them to the one that frees them', () => {
+    const o = new ChannelOwners();
+    const lines: [string, number | null][] = [
+      ['debug1: Connection to port 12011 forwarding to localhost port 1 requested.', 12011],
+      ['debug1: channel 3: new direct-tcpip [direct-tcpip] (inactive timeout: 0)', 12011],
+      ['debug1: client_request_forwarded_tcpip: listen 127.0.0.1 port 12012, originator 127.0.0.1 port 46574', 12012],
+      ['debug1: channel 4: new forwarded-tcpip [127.0.0.1] (inactive timeout: 0)', 12012],
+      ['channel 3: open failed: connect failed: Connection refused', 12011],
+      ['debug1: channel 4: connection failed: Connection refused', 12012],
+      ['connect_to localhost port 1: failed.', 12012],
+      ['debug1: channel 3: free: direct-tcpip: listening port 12011 for localhost port 1, connect from 127.0.0.1 port 49728', 12011],
+      ['channel 3: open failed: administratively prohibited: open failed', null],
+      ['debug1: Connection to port 1080 forwarding to socks port 0 requested.', 1080],
+      ['debug1: channel 5: new dynamic-tcpip [dynamic-tcpip] (inactive timeout: 0)', 1080],
+      ['debug1: channel 1: new mux-control [mux-control] (inactive timeout: 0)', null],
+      ['debug1: channel 1: free: mux-control, nchannels 3', null],
+      ['Timeout, server 127.0.0.1 not responding.', null],
+    ];
+    for (const [line, port] of lines) expect([line, o.portOf(line)]).toEqual([line, port]);
+  });
+});
+
+/** A queue over a fake master: `fail` lists forward values the master refuses. */
+function fakeQueue(fail: Set<string>) {
+  const runs: { op: string; values: string[] }[] = [];
+  const control = async (op: 'forward' | 'cancel', forwards: readonly ControlForward[]): Promise<ControlOutcome> => {
+    runs.push({ op, values: forwards.map((f) => f.value) });
+    await Promise.resolve();
+    const bad = op === 'forward' && forwards.some((f) => fail.has(f.value));
+    return { code: bad ? 255 : 0, lines: bad ? ['mux_client_forward: forwarding request failed: Port forwarding failed'] : [], timedOut: false };
+  };
+  const queue = new ForwardQueue({
+    master: () => ({ up: true, pid: 42, attempt: 1 }),
+    lastFailure: () => null,
+    masterLines: () => [...fail].map((v) => `bind [127.0.0.1]:${v.split(':')[1]}: Address already in use`),
+    unresponsive: () => {},
+    processState: () => 'S',
+    control,
+  });
+  return { queue, runs };
+}
+
+describe('ForwardQueue', () => {
+  it('adds many forwards in few -O runs; a failed run is retried one by one, and only the refused forward fails, with its cause', async () => {
+    const values = Array.from({ length: 100 }, (_, i) => `127.0.0.1:${20000 + i}:localhost:22`);
+    const { queue, runs } = fakeQueue(new Set([values[70]!]));
+    const added = new Map<string, number>();
+    const ended = new Map<string, ForwardEnd>();
+    const all = values.map((value, i) => {
+      const { forward, handle } = queue.create({ flag: '-L', value }, 20000 + i, {
+        line: () => {},
+        added: (pid) => added.set(value, pid),
+        ended: (end) => ended.set(value, end),
+      });
+      queue.queueAdd(forward);
+      return handle;
+    });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(added.size).toBe(99);
+    expect([...added.values()].every((pid) => pid === 42)).toBe(true);
+    expect([...ended.keys()]).toEqual([values[70]]);
+    const end = ended.get(values[70]!)!;
+    expect(end.kind === 'failed' && end.failure).toMatchObject({ reason: 'local_port_busy', retry: true, message: 'local port is busy: bind [127.0.0.1]:20070: Address already in use' });
+    // Far fewer runs than forwards; the forwards of the failed run were each tried alone.
+    expect(runs.length).toBeLessThan(100);
+    expect(runs.some((r) => r.values.length > 1)).toBe(true);
+    expect(runs.filter((r) => r.values.length === 1 && r.values[0] === values[70]).length).toBe(1);
+    // A cancel is one -O cancel of the exact spec, and ends the forward as cancelled.
+    all[0]!.cancel();
+    await new Promise((r) => setTimeout(r, 5));
+    expect(runs[runs.length - 1]).toEqual({ op: 'cancel', values: [values[0]] });
+    expect(ended.get(values[0]!)).toEqual({ kind: 'cancelled' });
+  });
+
+  it('endAll ends every forward with the connection\'s cause, and a cancelled one as cancelled', () => {
+    const { queue } = fakeQueue(new Set());
+    const ended: ForwardEnd[] = [];
+    const a = queue.create({ flag: '-L', value: '127.0.0.1:1:h:2' }, 1, { line: () => {}, added: () => {}, ended: (e) => ended.push(e) });
+    queue.create({ flag: '-R', value: '127.0.0.1:3:h:4' }, 3, { line: () => {}, added: () => {}, ended: (e) => ended.push(e) });
+    a.handle.cancel();
+    const failure = { reason: 'connection_lost' as const, retry: true, probe: 'ssh-port' as const, message: 'connection lost: Connection closed by 10.0.0.1 port 22' };
+    queue.endAll(failure, { code: 255, signal: null });
+    expect(ended).toEqual([{ kind: 'cancelled' }, { kind: 'failed', failure: { ...failure, probe: null }, code: 255, signal: null }]);
+    expect(queue.forwards.size).toBe(0);
+  });
+});
+
+describe('control socket paths', () => {
+  it('ids are stable for one option set and differ for another', () => {
+    expect(connectionId(['ssh', '-N', '--', 'h'])).toBe(connectionId(['ssh', '-N', '--', 'h']));
+    expect(connectionId(['ssh', '-N', '--', 'h'])).not.toBe(connectionId(['ssh', '-N', '-o', 'Compression=yes', '--', 'h']));
+    expect(connectionId(['ssh'])).toMatch(/^[0-9a-f]{16}$/);
+  });
+
+  it('under the state dir when short enough, with leftovers removed; elsewhere (private, ours) when the state dir is too long', () => {
+    const short = mkdtempSync(join(tmpdir(), 'tm-cp-'));
+    mkdirSync(join(short, 'mux'));
+    writeFileSync(join(short, 'mux', 'deadbeefdeadbeef'), '');
+    const dir = prepareControlDir(short);
+    expect(dir).toEqual({ ok: true, value: join(short, 'mux') });
+    expect(readdirSync(join(short, 'mux'))).toEqual([]);
+    const long = join(short, 'x'.repeat(80));
+    mkdirSync(long);
+    const other = prepareControlDir(long);
+    expect(other.ok).toBe(true);
+    if (other.ok) {
+      expect(other.value.startsWith(long)).toBe(false);
+      expect(controlPath(other.value, connectionId(['x'])).length).toBeLessThanOrEqual(CONTROL_PATH_MAX);
+    }
+  });
+});
+
+it('a control socket folder that is ours but open to others is made private (0700)', async () => {
+  const { statSync } = await import('node:fs');
+  const state = mkdtempSync(join(tmpdir(), 'tm-cp-'));
+  mkdirSync(join(state, 'mux'), { mode: 0o755 });
+  const dir = prepareControlDir(state);
+  expect(dir).toEqual({ ok: true, value: join(state, 'mux') });
+  expect(statSync(join(state, 'mux')).mode & 0o777).toBe(0o700);
+});
