@@ -6,6 +6,7 @@ import { KeyScrubber, MIN_MASKED_KEY_LENGTH } from './key-scrub.js';
 import { keyOf } from './providers.js';
 import { upstreamRequestHeaders } from './request-headers.js';
 import { clientHeaders, relayHeaders } from './response-headers.js';
+import { ownRateHeadersKept } from './clients/gate.js';
 import { createSseFrames, streamTail, type SseFrames } from './sse-frames.js';
 import type { Exchange, ExchangeSink, UpstreamFailure } from './upstream.js';
 
@@ -128,7 +129,7 @@ export class Relay implements ExchangeSink {
     const masked = key !== null && key.length >= MIN_MASKED_KEY_LENGTH ? key : null;
     if (masked !== null) this.scrubber = new KeyScrubber(masked);
     // An event stream may lose a half event or gain the proxy's error event: the upstream's length no longer holds.
-    res.writeHead(status, clientHeaders(rawHeaders, requestId, this.decoder !== null || this.appendable, masked));
+    res.writeHead(status, ownRateHeadersKept(res, clientHeaders(rawHeaders, requestId, this.decoder !== null || this.appendable, masked)));
     // The client learns the stream has begun even if the first event is slow. Not at
     // once: the first event often came in the same read, and then goes out with the
     // head in one write.
@@ -209,7 +210,7 @@ export class Relay implements ExchangeSink {
     this.finish();
     const key = keyOf(provider);
     const body = held.scrubbed(key);
-    res.writeHead(held.status, [...clientHeaders(held.rawHeaders, requestId, true, key), 'content-length', String(body.length)]);
+    res.writeHead(held.status, [...ownRateHeadersKept(res, clientHeaders(held.rawHeaders, requestId, true, key)), 'content-length', String(body.length)]);
     f.observer.tap(body);
     res.end(body);
   }

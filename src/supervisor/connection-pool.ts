@@ -22,15 +22,6 @@ export class ConnectionPool {
     return c;
   }
 
-  /** The connection with this id, if one exists now. */
-  find(id: string): ConnectionRunner | undefined {
-    return this.connections.get(id);
-  }
-
-  get size(): number {
-    return this.connections.size;
-  }
-
   /** Ends every master (daemon shutdown) and waits for them to be gone. */
   async close(): Promise<void> {
     await Promise.all([...this.connections.values()].map((c) => c.close()));

@@ -118,10 +118,6 @@ export class ConnectionRunner {
     return { id: this.plan.id, pid: connectionPid(this.conn.phase), state: connectionState(this.conn.phase) };
   }
 
-  get wanted(): boolean {
-    return this.members.size > 0;
-  }
-
   /** True once nothing runs or waits: the pool may forget it. */
   get idle(): boolean {
     return this.members.size === 0 && this.conn.phase.id === 'idle' && this.forwards.forwards.size === 0;

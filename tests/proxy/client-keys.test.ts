@@ -1,5 +1,7 @@
 // proxy.clients: a key per client with its models and limits (SPEC §9b), beside the
 // shared proxy.api_keys; the limits' windows run on a test clock.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { proxySchema } from '../../src/config/proxy-schema.js';
@@ -126,6 +128,35 @@ describe('client keys', () => {
     for (let i = 0; i < 3; i++) await client.chat.completions.create({ model: 'mock:m', messages: [{ role: 'user', content: 'hi' }] });
     expect(await client.chat.completions.create({ model: 'mock:m', messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.RateLimitError);
     expect(await client.chat.completions.create({ model: 'other:m', messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.PermissionDeniedError);
+  });
+});
+
+describe('a provider that sends rate headers of its own', () => {
+  it('a client with limits gets its own x-ratelimit-*, not the provider\'s; others get the provider\'s', async () => {
+    // As OpenAI's API answers: its limits are those of the proxy's one key, shared by every client.
+    const upstream = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json', 'x-ratelimit-limit-requests': '10000', 'x-ratelimit-remaining-requests': '9999', 'x-ratelimit-limit-tokens': '2000000' });
+        res.end(JSON.stringify({ id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] }));
+      });
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    try {
+      const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
+      h.setConfig({ api_keys: ['${SHARED_KEY}'], clients: { alice: { key: '${ALICE_KEY}', rpm: 5 } }, providers: { up: { base_url: base } } });
+      clock += 120_000;
+      const mine = await as(ALICE, 'up:m');
+      expect(mine.status).toBe(200);
+      expect(mine.headers['x-ratelimit-limit-requests']).toBe('5');
+      expect(mine.headers['x-ratelimit-remaining-requests']).toBe('4');
+      expect(mine.headers['x-ratelimit-limit-tokens']).toBeUndefined();
+      const shared = await as(SHARED, 'up:m');
+      expect(shared.headers['x-ratelimit-limit-requests']).toBe('10000');
+    } finally {
+      upstream.closeAllConnections();
+      await new Promise((resolve) => upstream.close(resolve));
+    }
   });
 });
 

@@ -38,6 +38,18 @@ export function callerOf(authorization: string | undefined, apiKeys: readonly Se
 }
 
 /**
+ * The provider's answer headers for a client with limits: its `x-ratelimit-*` leave
+ * the client's own (set by `enter`) in place, since the provider's describe a key
+ * that every client shares. Other answers are returned as they are.
+ */
+export function ownRateHeadersKept(res: ServerResponse, headers: string[]): string[] {
+  if (!res.hasHeader('x-ratelimit-limit-requests') && !res.hasHeader('x-ratelimit-limit-tokens')) return headers;
+  const out: string[] = [];
+  for (let i = 0; i + 1 < headers.length; i += 2) if (!headers[i]!.startsWith('x-ratelimit-')) out.push(headers[i]!, headers[i + 1]!);
+  return out;
+}
+
+/**
  * Lets a client's request in once its model is known: the model must match one of its
  * patterns, and its limits must have room. On success the request holds a place until
  * it ends (its record's end gives it back, with the tokens its answer used). The

@@ -29,6 +29,14 @@ export const messageItem = (id: string, text: string, status: 'in_progress' | 'c
   content: status === 'in_progress' && text === '' ? [] : [{ type: 'output_text', text, annotations: [], logprobs: [] }],
 });
 
+/** The model's reasoning (vLLM's `reasoning_content`) as the API's reasoning item, as open models' reasoning is written there. */
+export const reasoningItem = (id: string, text: string, status: 'in_progress' | 'completed'): Json => ({
+  type: 'reasoning',
+  id,
+  summary: [],
+  content: status === 'in_progress' && text === '' ? [] : [{ type: 'reasoning_text', text }],
+});
+
 export const callItem = (id: string, callId: string, name: string, args: string, status: 'in_progress' | 'completed'): Json => ({ type: 'function_call', id, call_id: callId, name, arguments: args, status });
 
 /** The response object around `output`, with the request's parameters echoed as the API does. */
@@ -69,6 +77,8 @@ export function chatToResponsesAnswer(chat: Json, ctx: ResponsesContext): Result
   const id = typeof chat.id === 'string' ? chat.id : 'translated';
   const msg = choice.message;
   const output: Json[] = [];
+  const reasoning = msg.reasoning_content ?? msg.reasoning;
+  if (typeof reasoning === 'string' && reasoning !== '') output.push(reasoningItem(`rs_${id}`, reasoning, 'completed'));
   if (typeof msg.content === 'string' && msg.content !== '') output.push(messageItem(`msg_${id}`, msg.content, 'completed'));
   if (Array.isArray(msg.tool_calls)) {
     (msg.tool_calls as unknown[]).forEach((call, i) => {

@@ -3,6 +3,7 @@
  *
  *   first chunk ▶ response.created, response.in_progress
  *   content ▶ (output_item.added + content_part.added for the message item, once) output_text.delta
+ *   reasoning_content ▶ the same for a reasoning item (reasoning_text parts), reasoning_text.delta
  *   tool_calls[i] first seen ▶ the open item is done; output_item.added (function_call)
  *   tool_calls[i].function.arguments ▶ function_call_arguments.delta
  *   [DONE], or the end after a finish_reason ▶ the open items done; response.completed
@@ -14,12 +15,12 @@
  */
 import { errorJson, type ProxyError } from '../errors.js';
 import { upstreamStreamError } from './chat-to-messages-stream.js';
-import { callItem, messageItem, responseObject, responsesUsage, type ResponsesContext } from './chat-to-responses-answer.js';
+import { callItem, messageItem, reasoningItem, responseObject, responsesUsage, type ResponsesContext } from './chat-to-responses-answer.js';
 import { isObject, type Json } from './shape.js';
 import type { SseEvent } from './sse-events.js';
 import type { StreamTranslator } from './stream.js';
 
-type Item = { kind: 'message'; index: number; id: string; text: string } | { kind: 'call'; index: number; id: string; callId: string; name: string; args: string };
+type Item = { kind: 'message' | 'reasoning'; index: number; id: string; text: string } | { kind: 'call'; index: number; id: string; callId: string; name: string; args: string };
 
 export class ChatToResponsesStream implements StreamTranslator {
   private seq = 0;
@@ -60,7 +61,9 @@ export class ChatToResponsesStream implements StreamTranslator {
     const choice: unknown = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
     if (!isObject(choice)) return out;
     const delta = isObject(choice.delta) ? choice.delta : {};
-    if (typeof delta.content === 'string' && delta.content !== '') out += this.text(delta.content);
+    const reasoning = delta.reasoning_content ?? delta.reasoning;
+    if (typeof reasoning === 'string' && reasoning !== '') out += this.text(reasoning, 'reasoning');
+    if (typeof delta.content === 'string' && delta.content !== '') out += this.text(delta.content, 'message');
     if (Array.isArray(delta.tool_calls)) for (const call of delta.tool_calls as unknown[]) if (isObject(call)) out += this.call(call);
     if (choice.finish_reason !== null && choice.finish_reason !== undefined) this.finish = String(choice.finish_reason);
     return out;
@@ -76,19 +79,22 @@ export class ChatToResponsesStream implements StreamTranslator {
     return `data: ${errorJson(e)}\n\n`;
   }
 
-  private text(delta: string): string {
+  /** A delta of the answer's text or of its reasoning, each in an item of its own kind. */
+  private text(delta: string, kind: 'message' | 'reasoning'): string {
     let out = '';
-    if (this.open?.kind !== 'message') {
+    if (this.open?.kind !== kind) {
       out += this.closeOpen();
-      const item: Item = { kind: 'message', index: this.output.length, id: `msg_${this.id.slice(5)}_${this.output.length}`, text: '' };
+      const item: Item = { kind, index: this.output.length, id: `${kind === 'message' ? 'msg' : 'rs'}_${this.id.slice(5)}_${this.output.length}`, text: '' };
       this.output.push({});
       this.open = item;
-      out += this.ev('response.output_item.added', { output_index: item.index, item: messageItem(item.id, '', 'in_progress') });
-      out += this.ev('response.content_part.added', { item_id: item.id, output_index: item.index, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } });
+      const added = kind === 'message' ? messageItem(item.id, '', 'in_progress') : reasoningItem(item.id, '', 'in_progress');
+      out += this.ev('response.output_item.added', { output_index: item.index, item: added });
+      out += this.ev('response.content_part.added', { item_id: item.id, output_index: item.index, content_index: 0, part: partOf(kind, '') });
     }
-    const item = this.open as Item & { kind: 'message' };
+    const item = this.open as Item & { kind: 'message' | 'reasoning' };
     item.text += delta;
-    return out + this.ev('response.output_text.delta', { item_id: item.id, output_index: item.index, content_index: 0, delta, logprobs: [] });
+    const ids = { item_id: item.id, output_index: item.index, content_index: 0, delta };
+    return out + (kind === 'message' ? this.ev('response.output_text.delta', { ...ids, logprobs: [] }) : this.ev('response.reasoning_text.delta', ids));
   }
 
   private call(call: Json): string {
@@ -117,13 +123,14 @@ export class ChatToResponsesStream implements StreamTranslator {
     const item = this.open;
     if (item === null) return '';
     this.open = null;
-    if (item.kind === 'message') {
-      const done = messageItem(item.id, item.text, 'completed');
+    if (item.kind !== 'call') {
+      const message = item.kind === 'message';
+      const done = message ? messageItem(item.id, item.text, 'completed') : reasoningItem(item.id, item.text, 'completed');
       this.output[item.index] = done;
       const ids = { item_id: item.id, output_index: item.index, content_index: 0 };
       return (
-        this.ev('response.output_text.done', { ...ids, text: item.text, logprobs: [] }) +
-        this.ev('response.content_part.done', { ...ids, part: { type: 'output_text', text: item.text, annotations: [], logprobs: [] } }) +
+        (message ? this.ev('response.output_text.done', { ...ids, text: item.text, logprobs: [] }) : this.ev('response.reasoning_text.done', { ...ids, text: item.text })) +
+        this.ev('response.content_part.done', { ...ids, part: partOf(item.kind, item.text) }) +
         this.ev('response.output_item.done', { output_index: item.index, item: done })
       );
     }
@@ -148,3 +155,5 @@ export class ChatToResponsesStream implements StreamTranslator {
     return `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: this.seq++, ...value })}\n\n`;
   }
 }
+
+const partOf = (kind: 'message' | 'reasoning', text: string): Json => (kind === 'message' ? { type: 'output_text', text, annotations: [], logprobs: [] } : { type: 'reasoning_text', text });

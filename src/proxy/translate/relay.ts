@@ -79,12 +79,17 @@ class TranslatedRelay implements ExchangeSink {
 
   head(status: number, rawHeaders: string[]): void {
     const { f } = this;
-    if ((status === 429 || status >= 500) && f.fallback?.({ kind: 'status', status, rawHeaders })) return this.stop();
+    if ((status === 429 || status >= 500) && f.fallback?.({ kind: 'status', status, rawHeaders })) {
+      this.stop();
+      this.abort();
+      return;
+    }
     this.lastActivity = Date.now();
     const { contentType, contentEncoding } = relayHeaders(rawHeaders);
     const encoding = bodyEncoding(contentEncoding);
     if (encoding.kind === 'opaque') {
       this.stop();
+      this.abort();
       return this.answerError({ status: 502, type: 'upstream_error', code: 'upstream_undecodable', message: `provider "${f.provider.prefix}" answered in content-encoding "${encoding.name}", which the proxy cannot read to translate` });
     }
     if (encoding.kind === 'decodable') this.decoder = createBodyDecoder(encoding.name, { data: (c) => this.onPlain(c), end: () => this.onPlainEnd(), error: (m) => this.onUndecodable(m) });

@@ -136,7 +136,8 @@ const TRANSLATIONS: ReadonlyMap<string, Via> = new Map([
 /** Whether a provider takes requests of `endpoint` as they are (an unknown one is left to the routing to refuse). */
 export function speaks(entry: ProviderEntry | undefined, endpoint: Endpoint): boolean {
   if (entry === undefined) return true;
-  if (entry.responsesViaChat === true && endpoint.path.startsWith('/responses')) return false;
+  // Only the Responses API's create is translated; its other routes (input_tokens, compact) go as they are, for the provider to answer.
+  if (entry.responsesViaChat === true && endpoint.path === '/responses') return false;
   return entry.formats.includes(endpoint.format);
 }
 

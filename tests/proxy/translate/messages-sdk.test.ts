@@ -19,7 +19,9 @@ beforeAll(async () => {
       gpu: { base_url: mock.baseUrl, api_key: 'sk-upstream-vllm-key' },
       // A server without /tokenize: the mock answers 404 at /elsewhere/tokenize.
       notok: { base_url: mock.baseUrl.replace(/\/v1$/, '/elsewhere/v1') },
+      gpu2: { base_url: mock.baseUrl },
     },
+    aliases: { 'claude-sonnet-4': ['gpu:busy', 'gpu2:qwen3'] },
   });
   proxy = await startProxyServer({ host: '127.0.0.1', port: 0, deps: { getConfig: () => config } });
   url = `http://127.0.0.1:${proxy.port}`;
@@ -156,6 +158,16 @@ describe('the Anthropic SDK against an OpenAI-format provider', () => {
     expect((e as InstanceType<typeof Anthropic.APIError>).status).toBe(501);
     expect((e as Error).message).toMatch(/provider \\?"notok\\?" speaks the OpenAI format and has no \/tokenize endpoint/);
     expect(last().url).toBe('/elsewhere/tokenize');
+  });
+
+  it('an alias falls back from a target that answers 503 to the next, translated for each; a lone 503 keeps its status', async () => {
+    const r = await client().messages.create({ model: 'claude-sonnet-4', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] });
+    expect(r.content).toEqual([{ type: 'text', text: 'hello from vllm' }]);
+    expect(mock.received.slice(-2).map((x) => x.json.model)).toEqual(['busy', 'qwen3']);
+    const e = await client().messages.create({ model: 'gpu:busy', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(Anthropic.APIError);
+    expect((e as InstanceType<typeof Anthropic.APIError>).status).toBe(503);
+    expect((e as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'overloaded_error', message: expect.stringContaining('the engine is busy') } });
   });
 
   it('a client that leaves mid-stream: the provider\'s request is aborted at once', async () => {

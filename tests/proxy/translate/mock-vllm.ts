@@ -10,7 +10,7 @@
  * - a `tool` message: it answers with the tool's result in its text;
  * - else: `hello from vllm`, or up to a stop string of the request's `stop`.
  *
- * Models: `cut` ends the stream in the middle of the answer (no finish_reason, no [DONE]);
+ * Models: `busy` answers 503; `cut` ends the stream in the middle of the answer (no finish_reason, no [DONE]);
  * `stall` sends its first chunk and then nothing (a test notes when the proxy hangs up: `closed`);
  * `echo` answers the last message's text; `reasoning` adds `reasoning_content`; `bad-tool-args` calls a tool with arguments that are not JSON.
  */
@@ -44,6 +44,7 @@ export async function startMockVllm(): Promise<MockVllm> {
       if (req.url === '/tokenize') return send(res, { count: 11, max_model_len: 4096, tokens: Array.from({ length: 11 }, (_, i) => i) });
       if (req.url !== '/v1/chat/completions') return error(res, 404, 'Not Found');
       if (!Array.isArray(json.messages)) return error(res, 400, 'messages: Field required');
+      if (json.model === 'busy') return error(res, 503, 'the engine is busy');
       answer(json, res);
     });
   });

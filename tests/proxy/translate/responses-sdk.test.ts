@@ -71,6 +71,17 @@ describe('responses.create against a chat-only provider', () => {
     expect(final.usage?.output_tokens).toBe(5);
   });
 
+  it('reasoning_content becomes a reasoning item, plain and streamed', async () => {
+    const r = await client().responses.create({ model: 'gpu:reasoning', input: 'hi' });
+    expect(r.output.map((o) => o.type)).toEqual(['reasoning', 'message']);
+    expect(r.output[0]).toMatchObject({ type: 'reasoning', content: [{ type: 'reasoning_text', text: 'the user greets me' }] });
+    expect(r.output_text).toBe('hello from vllm');
+    const final = await client().responses.stream({ model: 'gpu:reasoning', input: 'hi' }).finalResponse();
+    expect(final.output.map((o) => o.type)).toEqual(['reasoning', 'message']);
+    expect(final.output[0]).toMatchObject({ content: [{ type: 'reasoning_text', text: 'the user greets me' }] });
+    expect(final.output_text).toBe('hello from vllm');
+  });
+
   it('a cut stream ends with an error event the client raises; previous_response_id is refused by name', async () => {
     const stream = await client().responses.create({ model: 'gpu:cut', input: 'hi', stream: true });
     const e = await (async () => {
