@@ -239,19 +239,22 @@ describe('the connection is lost', () => {
       expect(Date.now() - froze).toBeLessThan(10_000);
     } finally {
       // Thaw and end it; gone already is fine (an error here would hide the one above).
-      for (const signal of ['SIGCONT', 'SIGKILL'] as const) {
-        try {
-          process.kill(session, signal);
-        } catch (e) {
-          if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e;
-        }
-      }
+      signalIfAlive(session, 'SIGCONT');
+      signalIfAlive(session, 'SIGKILL');
     }
     const after = await allRunning(sup, ts.map((t) => t.hash));
     expect(after[0]!.pid).not.toBe(before[0]!.pid);
     for (const t of ts) expect(await roundTrip(t.local_port.port)).toBe(true);
   });
 });
+
+function signalIfAlive(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e;
+  }
+}
 
 describe('no master outlives its daemon', () => {
   it('shutdown ends the master and removes its socket', async () => {
