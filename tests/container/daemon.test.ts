@@ -25,11 +25,14 @@ afterEach(async () => {
   await fx.cleanup();
 });
 
+/** /health once the daemon has loaded its config (until then the other routes answer 503 loading). */
 async function health(port: number, deadline: number, exited: () => string | null): Promise<{ status: number; body: any }> {
   for (;;) {
     try {
       const res = await fetch(`http://127.0.0.1:${port}/health`);
-      return { status: res.status, body: await res.json() };
+      const body = await res.json();
+      if (body?.loading !== true || Date.now() > deadline) return { status: res.status, body };
+      await new Promise((r) => setTimeout(r, 100));
     } catch (e) {
       const gone = exited();
       if (gone !== null) throw new Error(`the daemon exited before serving /health: ${gone}`, { cause: e });
