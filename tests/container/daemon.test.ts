@@ -30,7 +30,7 @@ async function health(port: number, deadline: number, exited: () => string | nul
   for (;;) {
     try {
       const res = await fetch(`http://127.0.0.1:${port}/health`);
-      const body = await res.json();
+      const body = (await res.json()) as { loading?: boolean } | null;
       if (body?.loading !== true || Date.now() > deadline) return { status: res.status, body };
       await new Promise((r) => setTimeout(r, 100));
     } catch (e) {
