@@ -1,8 +1,10 @@
-import { lstat, stat } from 'node:fs/promises';
-import { dirname, join, resolve, sep } from 'node:path';
+import { createHash } from 'node:crypto';
+import { lstat, readFile, stat } from 'node:fs/promises';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 import { watch } from 'chokidar';
+import { watchRenameArrival, type RenameArrival } from './rename-arrival.js';
 
-/** SPEC §2: a change applies once the file has been stable this long (at most 200 ms). */
+/** SPEC §2: a change written in place applies once the file has been stable this long (at most 200 ms). */
 export const DEFAULT_DEBOUNCE_MS = 150;
 
 /**
@@ -34,7 +36,8 @@ export interface ConfigWatcher {
 
 /**
  * Calls `onChange` once the config file has been created, changed, replaced or
- * deleted and then left alone for the debounce period. The caller reads and
+ * deleted and then left alone for the debounce period; at once when it was replaced
+ * by a rename (rename-arrival.ts), a complete file (SPEC §14). The caller reads and
  * validates the file.
  *
  * The folder is watched, not the file: editors save by writing a new file and
@@ -61,17 +64,39 @@ export async function watchConfig(path: string, onChange: () => void, opts: Watc
   let timer: NodeJS.Timeout | undefined;
   // What the file was when onChange last ran (or when watching began).
   let seen = await identity(file);
+  // The bytes and identity read at once after a rename: the watcher's own events for
+  // that same rename, debounced, then find nothing new and call nobody.
+  let readAtOnce: string | undefined;
   const schedule = () => {
     if (stop.signal.aborted) return;
     clearTimeout(timer);
     timer = setTimeout(() => {
-      void identity(file).then((now) => {
+      void Promise.all([identity(file), readAtOnce === undefined ? undefined : contents(file)]).then(([now, bytes]) => {
         if (stop.signal.aborted) return;
+        const same = readAtOnce !== undefined && readAtOnce === `${now}|${bytes}`;
+        readAtOnce = undefined;
         seen = now;
-        onChange();
+        if (!same) onChange();
       });
     }, debounceMs);
   };
+  const renamedIn = () => {
+    if (stop.signal.aborted) return;
+    // Whatever was waiting is superseded: the file now is the renamed one.
+    clearTimeout(timer);
+    void Promise.all([identity(file), contents(file)]).then(([now, bytes]) => {
+      if (stop.signal.aborted) return;
+      seen = now;
+      readAtOnce = `${now}|${bytes}`;
+      onChange();
+    });
+  };
+  let arrivals: RenameArrival | undefined;
+  const watchArrivals = () => {
+    arrivals?.close();
+    arrivals = watchRenameArrival(folder, new Set([basename(file), KUBERNETES_DATA_LINK]), renamedIn);
+  };
+  if (await isDirectory(folder)) watchArrivals();
   const safety = setInterval(() => {
     void identity(file).then((now) => {
       if (now !== seen && !stop.signal.aborted) schedule();
@@ -83,6 +108,7 @@ export async function watchConfig(path: string, onChange: () => void, opts: Watc
     () => {
       clearTimeout(timer);
       clearInterval(safety);
+      arrivals?.close();
     },
     { once: true },
   );
@@ -106,7 +132,10 @@ export async function watchConfig(path: string, onChange: () => void, opts: Watc
       if (stop.signal.aborted || watched.has(dir)) continue;
       watched.add(dir);
       watcher.add(dir);
-      if (dir === folder) schedule();
+      if (dir === folder) {
+        watchArrivals();
+        schedule();
+      }
     }
   };
 
@@ -144,6 +173,15 @@ async function identity(path: string): Promise<string> {
     const link = await lstat(path);
     const target = link.isSymbolicLink() ? await stat(path) : link;
     return `${link.isSymbolicLink() ? 'link:' : ''}${target.mode}:${target.ino}:${target.size}:${target.mtimeMs}`;
+  } catch (e) {
+    return `error:${(e as NodeJS.ErrnoException).code ?? 'unknown'}`;
+  }
+}
+
+/** A digest of the file's bytes (what it points at), or the error reading gives. */
+async function contents(path: string): Promise<string> {
+  try {
+    return createHash('sha256').update(await readFile(path)).digest('hex');
   } catch (e) {
     return `error:${(e as NodeJS.ErrnoException).code ?? 'unknown'}`;
   }

@@ -6,6 +6,10 @@
 // A round also reads the jump hosts of the ProxyJump chains it found (and theirs), one
 // ssh -G per hop name, for the known_hosts files the user's config gives each hop
 // (daemon-config.ts writes them where the hop's ssh reads them).
+// A reload may reuse the answer already held for a destination (same host and
+// ssh_options) instead of waiting for ssh -G (SPEC §14: a tunnel added to a known host
+// starts at once): only while the ssh config has not changed since it was read, as the
+// watcher says (invalidate) and the files behind it confirm (sources-identity.ts).
 import { dirname } from 'node:path';
 import type { TunnelSpec } from '../tunnel/spec.js';
 import type { ReadSshConfig, SshView } from '../ssh-config/read.js';
@@ -13,6 +17,7 @@ import { FALLBACK_HOST_INFO, type HostInfo } from '../ssh-config/settings.js';
 import type { SshConfigWatcher } from '../ssh-config/watch.js';
 import { quotable, type HopKnownHosts } from '../ssh-config/daemon-config.js';
 import { HOP_FALLBACK, hopHost, jumpChain } from '../ssh-config/jump-hops.js';
+import { sourcesIdentity } from '../ssh-config/sources-identity.js';
 
 /** ssh -G processes at once: enough to overlap their start, few enough not to crowd out logins. */
 export const SSH_G_CONCURRENCY = 4;
@@ -26,6 +31,18 @@ export interface Resolution {
   readonly round: number;
   /** What ssh reaches for this spec (ssh's defaults when ssh -G failed). */
   info(spec: TunnelSpec): HostInfo;
+  /** The specs answered from an earlier read (resolve with reuse), not by ssh -G now. */
+  readonly reused: readonly TunnelSpec[];
+}
+
+/** A destination's latest answer, and what it was read under. */
+interface Answer {
+  round: number;
+  view: SshView | null;
+  /** The watcher's count of ssh config changes when the read began. */
+  generation: number;
+  /** sourcesIdentity of the files behind it, just after the read. */
+  identity: string;
 }
 
 const keyOf = (spec: TunnelSpec): string => JSON.stringify([spec.remote_host, spec.ssh_options]);
@@ -45,7 +62,9 @@ async function eachBounded<T>(items: readonly T[], limit: number, fn: (item: T) 
 export class HostViews {
   private rounds = 0;
   /** The latest answer per destination key, with its round: what the watcher watches. */
-  private readonly views = new Map<string, { round: number; view: SshView | null }>();
+  private readonly views = new Map<string, Answer>();
+  /** Bumped at every change the ssh config watcher reports: answers read before are not reused. */
+  private generation = 0;
   /** The round each tunnel's plan was built from. */
   private readonly planRounds = new Map<string, number>();
   /** The latest answer per jump host name. */
@@ -69,21 +88,64 @@ export class HostViews {
    * they go through, then watches the files behind every configured tunnel's answer
    * and hands on its jump hosts' known_hosts files (onHops).
    */
-  async resolve(specs: readonly TunnelSpec[]): Promise<Resolution> {
+  async resolve(specs: readonly TunnelSpec[], opts: { reuse?: boolean } = {}): Promise<Resolution> {
     const round = ++this.rounds;
     const distinct = [...new Map(specs.map((spec) => [keyOf(spec), spec]))];
     const answers = new Map<string, SshView | null>();
-    await eachBounded(distinct, this.concurrency, async ([key, spec]) => {
-      const r = await this.read({ host: spec.remote_host, options: spec.ssh_options }).catch((e: unknown) => ({ ok: false as const, error: String(e) }));
-      if (!r.ok) this.log({ event: 'ssh_config_unreadable', remote_host: spec.remote_host, error: r.error });
-      answers.set(key, r.ok ? r.value : null);
-    });
-    for (const [key, view] of answers) {
-      if ((this.views.get(key)?.round ?? 0) < round) this.views.set(key, { round, view });
+    if (opts.reuse === true) {
+      await Promise.all(
+        distinct.map(async ([key]) => {
+          const view = await this.reusable(key);
+          if (view !== null) answers.set(key, view);
+        }),
+      );
     }
-    await this.readHops(round, [...answers.values()].map((v) => v?.info.proxyJump ?? null));
+    const reused = new Set(answers.keys());
+    const generation = this.generation;
+    const read = new Map<string, Answer>();
+    await eachBounded(
+      distinct.filter(([key]) => !reused.has(key)),
+      this.concurrency,
+      async ([key, spec]) => {
+        const r = await this.read({ host: spec.remote_host, options: spec.ssh_options }).catch((e: unknown) => ({ ok: false as const, error: String(e) }));
+        if (!r.ok) this.log({ event: 'ssh_config_unreadable', remote_host: spec.remote_host, error: r.error });
+        const view = r.ok ? r.value : null;
+        answers.set(key, view);
+        read.set(key, { round, view, generation, identity: '' });
+      },
+    );
+    await Promise.all([...read.values()].map(async (a) => (a.identity = a.view === null ? '' : await sourcesIdentity(this.filesOf(a.view)))));
+    for (const [key, answer] of read) {
+      if ((this.views.get(key)?.round ?? 0) < round) this.views.set(key, answer);
+    }
+    await this.readHops(round, [...read.values()].map((a) => a.view?.info.proxyJump ?? null));
     this.settle(specs);
-    return { round, info: (spec) => answers.get(keyOf(spec))?.info ?? FALLBACK_HOST_INFO };
+    return {
+      round,
+      info: (spec) => answers.get(keyOf(spec))?.info ?? FALLBACK_HOST_INFO,
+      reused: specs.filter((spec) => reused.has(keyOf(spec))),
+    };
+  }
+
+  /** The ssh config changed: every answer held so far must be read again before reuse. */
+  invalidate(): void {
+    this.generation++;
+  }
+
+  /**
+   * The answer held for a destination key if it may stand for a fresh ssh -G: read
+   * successfully, with no change reported since, and its files as they were then.
+   */
+  private async reusable(key: string): Promise<SshView | null> {
+    const held = this.views.get(key);
+    if (held === undefined || held.view === null || held.generation !== this.generation) return null;
+    const same = (await sourcesIdentity(this.filesOf(held.view))) === held.identity;
+    return same && held.generation === this.generation ? held.view : null;
+  }
+
+  /** The files an answer depends on: the user's config files (even missing) and those ssh read. */
+  private filesOf(view: SshView): string[] {
+    return [...this.userConfigFiles, ...view.sources.files];
   }
 
   /**

@@ -99,7 +99,10 @@ class Supervisor implements SupervisorApi {
   ) {
     this.planContext = { sshBin: opts.sshBin, sshConfigPath: daemonSshConfig.path, mode: opts.mode, ...places };
     this.sshConfigWatcher = watchSshConfig(
-      () => this.rereadInBackground([...this.runners.values()].map((r) => r.spec), 'ssh config changed'),
+      () => {
+        this.hosts.invalidate();
+        this.rereadInBackground([...this.runners.values()].map((r) => r.spec), 'ssh config changed');
+      },
       (e) => log({ event: 'ssh_config_watch_error', error: e.message }),
     );
     this.hosts = new HostViews(
@@ -128,10 +131,12 @@ class Supervisor implements SupervisorApi {
     return this.serial(async () => {
       const diff = diffTunnels([...this.runners.values()].map((r) => r.spec), tunnels);
       // A reload (and SIGHUP) is also when the user expects edits to the ssh config to
-      // count. New and changed tunnels start with a fresh ssh -G; the unchanged ones are
-      // read again in the background (below), so that applying a one-line change never
-      // waits for a thousand others: what they find only affects probes and next spawns.
-      const fresh = await this.hosts.resolve([...diff.added, ...diff.changed.map((c) => c.after)]);
+      // count. New and changed tunnels start with a fresh ssh -G, or at once with the
+      // answer held for their destination while the ssh config is unchanged since it was
+      // read (SPEC §14); the unchanged and the reused are read again in the background
+      // (below), so that applying a one-line change never waits for a thousand others:
+      // what they find only affects probes and next spawns.
+      const fresh = await this.hosts.resolve([...diff.added, ...diff.changed.map((c) => c.after)], { reuse: true });
       const planFor = (spec: TunnelSpec) => {
         this.hosts.claim(spec.hash, fresh.round);
         return buildPlan(spec, this.planContext, fresh.info(spec));
@@ -170,7 +175,7 @@ class Supervisor implements SupervisorApi {
       const sorted = [...this.runners.entries()].sort(([a], [b]) => (order.get(a) ?? 0) - (order.get(b) ?? 0));
       this.runners.clear();
       for (const [h, r] of sorted) this.runners.set(h, r);
-      this.rereadInBackground(diff.unchanged, 'reload');
+      this.rereadInBackground([...diff.unchanged, ...fresh.reused], 'reload');
 
       const report: ApplyReport = {
         added: diff.added.map((t) => t.hash),

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, test } from 'vitest';
 import { watchConfig, type ConfigWatcher } from '../../src/config/watch.js';
+import { arrivedByRename } from '../../src/config/rename-arrival.js';
 
 /** Long enough for any event of an earlier step to have arrived and been debounced. */
 const SETTLE_MS = 800;
@@ -233,5 +234,91 @@ describe('watchConfig', () => {
     update('version: 7\n');
     await expectCalls(seen, 5);
     expect(seen[4]).toBe('version: 7\n');
+  });
+});
+
+describe('a rename is a complete file: read at once (SPEC §14)', () => {
+  /** Longer than any test here waits: a call that comes did not wait for the debounce. */
+  const NEVER_MS = 600_000;
+
+  test('a temp file renamed over the config is reported without the debounce, once', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'config.yaml');
+    writeFileSync(file, 'version: 1\n');
+    const { seen } = await watched(file, NEVER_MS);
+    for (let i = 2; i <= 4; i++) {
+      writeFileSync(join(dir, `.config.yaml.${i}.tmp`), `version: ${i}\n`);
+      renameSync(join(dir, `.config.yaml.${i}.tmp`), file);
+      await waitFor(() => seen.length >= i - 1, `the call for version ${i}`);
+      expect(seen[i - 2]).toBe(`version: ${i}\n`);
+    }
+  });
+
+  test('a ConfigMap swap is reported without the debounce', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'config.yaml');
+    mkdirSync(join(dir, '..v1'));
+    writeFileSync(join(dir, '..v1', 'config.yaml'), 'version: 1\n');
+    symlinkSync('..v1', join(dir, '..data'));
+    symlinkSync('..data/config.yaml', file);
+    const { seen } = await watched(file, NEVER_MS);
+    mkdirSync(join(dir, '..v2'));
+    writeFileSync(join(dir, '..v2', 'config.yaml'), 'version: 2\n');
+    symlinkSync('..v2', join(dir, '..data_tmp'));
+    renameSync(join(dir, '..data_tmp'), join(dir, '..data'));
+    rmSync(join(dir, '..v1'), { recursive: true });
+    await waitFor(() => seen.length > 0, 'a call after the swap');
+    expect(seen).toEqual(['version: 2\n']);
+  });
+
+  test('a file deleted and created anew in place, written in parts, keeps the debounce', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'config.yaml');
+    writeFileSync(file, 'tunnels: []\n');
+    const { seen } = await watched(file, 400);
+    unlinkSync(file);
+    writeFileSync(file, 'tunnels:\n  - remote_host: ba');
+    await sleep(50);
+    appendFileSync(file, 'stion\n    remote_port: 5432\n');
+    await expectCalls(seen, 1);
+    expect(seen).toEqual(['tunnels:\n  - remote_host: bastion\n    remote_port: 5432\n']);
+  });
+
+  test("vim's save (probe file removed, old file renamed to a backup, new file written in place) keeps the debounce", async () => {
+    const dir = tempDir();
+    const file = join(dir, 'config.yaml');
+    writeFileSync(file, 'tunnels: []\n');
+    const { seen } = await watched(file, 400);
+    writeFileSync(join(dir, '4913'), '');
+    unlinkSync(join(dir, '4913'));
+    renameSync(file, `${file}~`);
+    writeFileSync(file, 'tunnels:\n  - remote_host: ba');
+    await sleep(50);
+    appendFileSync(file, 'stion\n    remote_port: 5432\n');
+    await expectCalls(seen, 1);
+    expect(seen).toEqual(['tunnels:\n  - remote_host: bastion\n    remote_port: 5432\n']);
+  });
+
+  test('the rule: the target named last, arrived by rename right after its source left', () => {
+    const names = new Set(['config.yaml', '..data']);
+    const present = (...n: string[]) => (name: string) => n.includes(name);
+    const ev = (type: string, name: string) => ({ type, name });
+    // temp written, renamed over: arrived.
+    expect(arrivedByRename([ev('rename', 't'), ev('change', 't'), ev('rename', 't'), ev('rename', 'config.yaml')], names, present('config.yaml'))).toBe(true);
+    // the kubelet's swap, then the old folder removed.
+    expect(arrivedByRename([ev('rename', '..data_tmp'), ev('rename', '..data'), ev('rename', '..v1')], names, present('..data', 'config.yaml'))).toBe(true);
+    // created in place, then written: a write names it last.
+    expect(arrivedByRename([ev('rename', 'x'), ev('rename', 'config.yaml'), ev('change', 'config.yaml')], names, present('config.yaml'))).toBe(false);
+    // the target moved away right after a probe file was removed (vim's backup appears next).
+    expect(arrivedByRename([ev('rename', '4913'), ev('rename', 'config.yaml'), ev('rename', 'config.yaml~')], names, present('config.yaml', 'config.yaml~'))).toBe(false);
+    // a source that still exists was not moved (a new sibling, then the config created).
+    expect(arrivedByRename([ev('rename', 'other'), ev('rename', 'config.yaml')], names, present('other', 'config.yaml'))).toBe(false);
+    // the target gone (deleted): nothing arrived.
+    expect(arrivedByRename([ev('rename', 't'), ev('rename', 'config.yaml')], names, present())).toBe(false);
+    // alone, a change, or a pair of two watched names (..data then the config link created).
+    expect(arrivedByRename([ev('rename', 'config.yaml')], names, present('config.yaml'))).toBe(false);
+    expect(arrivedByRename([ev('change', 't'), ev('rename', 'config.yaml')], names, present('config.yaml'))).toBe(false);
+    expect(arrivedByRename([ev('rename', '..data'), ev('rename', 'config.yaml')], names, present('..data', 'config.yaml'))).toBe(false);
+    expect(arrivedByRename([ev('rename', 'a'), ev('rename', 'b')], names, present())).toBe(false);
   });
 });

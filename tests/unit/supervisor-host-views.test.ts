@@ -1,7 +1,10 @@
 // The ssh -G rounds: one read per distinct destination and options, a bounded number at
 // once, an older round finishing late never replacing a newer answer, and the watched
 // files those of every configured tunnel (not only of the last one read).
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
 import { HostViews, MAX_JUMP_HOSTS } from '../../src/supervisor/host-views.js';
 import type { SshGRequest, SshView } from '../../src/ssh-config/read.js';
 import { hostInfo, parseSshG } from '../../src/ssh-config/settings.js';
@@ -160,5 +163,95 @@ describe('host views: jump hosts', () => {
     await views.resolve([spec('a', 't')]);
     expect(calls.length).toBe(1 + MAX_JUMP_HOSTS);
     expect(log).toContainEqual(expect.objectContaining({ jump_host: `h${MAX_JUMP_HOSTS}`, reason: `more than ${MAX_JUMP_HOSTS} jump hosts` }));
+  });
+});
+
+describe('host views: an answer reused for a new tunnel to a known destination', () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+
+  /** ssh -G answers naming real files (so their identity can change), counting reads. */
+  function fileReader() {
+    const dir = mkdtempSync(join(tmpdir(), 'host-views-'));
+    dirs.push(dir);
+    const included = join(dir, 'included');
+    writeFileSync(included, 'Port 2200\n');
+    const calls: string[] = [];
+    let port = 2200;
+    const read = async (req: SshGRequest): Promise<Result<SshView, string>> => {
+      calls.push(req.host);
+      if (req.host === 'broken') return { ok: false, error: 'Bad configuration option' };
+      const settings = parseSshG(`hostname 127.0.0.1\nport ${port}\n`);
+      return ok({ settings, info: hostInfo(settings), sources: { files: [included], emptyIncludes: [] } });
+    };
+    return { read, calls, dir, included, setPort: (p: number) => (port = p), userConfig: join(dir, 'config') };
+  }
+
+  async function setup() {
+    const f = fileReader();
+    const configured: TunnelSpec[] = [];
+    const views = new HostViews(f.read, fakeWatcher().watcher, [f.userConfig], () => configured, () => {});
+    configured.push(spec('a', 'alpha'));
+    await views.resolve(configured);
+    return { f, views, configured };
+  }
+
+  it('a new tunnel with the same host and options takes the answer held, without ssh -G, and says so', async () => {
+    const { f, views } = await setup();
+    const next = spec('b', 'alpha');
+    const r = await views.resolve([next], { reuse: true });
+    expect(f.calls).toEqual(['alpha']);
+    expect(r.info(next).port).toBe('2200');
+    expect(r.reused).toEqual([next]);
+  });
+
+  it('other options, another host, or no reuse asked: ssh -G runs', async () => {
+    const { f, views } = await setup();
+    await views.resolve([spec('b', 'alpha', { Port: '2300' }), spec('c', 'beta')], { reuse: true });
+    const plain = await views.resolve([spec('d', 'alpha')]);
+    expect(f.calls.sort()).toEqual(['alpha', 'alpha', 'alpha', 'beta']);
+    expect(plain.reused).toEqual([]);
+  });
+
+  it('the watcher reporting a change (invalidate) ends every reuse until read again', async () => {
+    const { f, views } = await setup();
+    f.setPort(2201);
+    views.invalidate();
+    const r = await views.resolve([spec('b', 'alpha')], { reuse: true });
+    expect(r.info(spec('b', 'alpha')).port).toBe('2201');
+    expect(r.reused).toEqual([]);
+    // Read again after the change: reusable again.
+    const again = await views.resolve([spec('c', 'alpha')], { reuse: true });
+    expect(again.reused).toHaveLength(1);
+    expect(f.calls).toEqual(['alpha', 'alpha']);
+  });
+
+  it('a file behind the answer edited, replaced by rename or created, before the watcher says so: read again', async () => {
+    const { f, views } = await setup();
+    const fresh = async () => (await views.resolve([spec('x', 'alpha')], { reuse: true })).reused.length === 0;
+    writeFileSync(f.included, 'Port 2200\nUser someone\n');
+    expect(await fresh()).toBe(true);
+    writeFileSync(join(f.dir, 'tmp'), 'Port 2201\n');
+    renameSync(join(f.dir, 'tmp'), f.included);
+    expect(await fresh()).toBe(true);
+    // The user's own config file, missing so far, appears.
+    writeFileSync(f.userConfig, 'Host alpha\n  Port 2202\n');
+    expect(await fresh()).toBe(true);
+    expect(await fresh()).toBe(false);
+    expect(f.calls).toHaveLength(4);
+  });
+
+  it('a failed ssh -G is never reused; answers of tunnels no longer configured are forgotten', async () => {
+    const { f, views, configured } = await setup();
+    configured.push(spec('k', 'broken'));
+    await views.resolve([spec('k', 'broken')]);
+    const r = await views.resolve([spec('k2', 'broken')], { reuse: true });
+    expect(r.reused).toEqual([]);
+    configured.splice(0);
+    await views.resolve([]);
+    expect((await views.resolve([spec('z', 'alpha')], { reuse: true })).reused).toEqual([]);
+    expect(f.calls).toEqual(['alpha', 'broken', 'broken', 'alpha']);
   });
 });
