@@ -1,6 +1,7 @@
+import { watch as nodeWatch, type FSWatcher as NodeFsWatcher } from 'node:fs';
 import { lstat, stat } from 'node:fs/promises';
-import { dirname, join, resolve, sep } from 'node:path';
-import { watch } from 'chokidar';
+import { basename, dirname, join, resolve } from 'node:path';
+import { watch as chokidarWatch, type FSWatcher } from 'chokidar';
 
 /** SPEC §2: a change applies once the file has been stable this long (at most 200 ms). */
 export const DEFAULT_DEBOUNCE_MS = 150;
@@ -55,7 +56,6 @@ export async function watchConfig(path: string, onChange: () => void, opts: Watc
   const relevant = new Set([file, join(folder, KUBERNETES_DATA_LINK)]);
   /** The folder and its ancestors: the only directories looked at. */
   const chain = ancestorsOf(folder);
-  const onChain = (p: string) => chain.includes(p);
 
   const stop = new AbortController();
   let timer: NodeJS.Timeout | undefined;
@@ -87,52 +87,102 @@ export async function watchConfig(path: string, onChange: () => void, opts: Watc
     { once: true },
   );
 
-  const watched = new Set(await existingTail(chain));
-  const watcher = watch([...watched], {
+  // The folder is watched by chokidar (editors' saves, symlink swaps); its ancestors
+  // by the bare fs.watch, for one name each. chokidar lists a whole folder again on
+  // every event in it: on a parent as busy as /tmp (thousands of entries, changing
+  // all the time) that was a stat of every entry several times a second, enough to
+  // add milliseconds to every request the process served (BENCHMARKS.md, "Chat proxy").
+  const folderOptions = {
     ignoreInitial: true,
     depth: 0,
-    ignored: (p: string) => {
-      const abs = resolve(p);
-      return !onChain(abs) && !relevant.has(abs);
-    },
+    ignored: (p: string) => !relevant.has(resolve(p)) && resolve(p) !== folder,
     // Our own debounce covers the editor's intermediate states; chokidar's
     // awaitWriteFinish would poll sizes and add a longer delay of its own.
     awaitWriteFinish: false,
-  });
+  } as const;
+  let watcher: FSWatcher | null = null;
+  let folderWatched = false;
+  const ancestors = new Map<string, NodeFsWatcher>();
 
-  /** Adds every folder of the chain that exists now and is not watched yet. */
-  const advance = async () => {
-    for (const dir of await existingTail(chain)) {
-      if (stop.signal.aborted || watched.has(dir)) continue;
-      watched.add(dir);
-      watcher.add(dir);
-      if (dir === folder) schedule();
+  const watchFolder = (): FSWatcher => {
+    const w = chokidarWatch(folder, folderOptions);
+    w.on('all', (event, p) => {
+      const abs = resolve(p);
+      if (relevant.has(abs)) schedule();
+      else if (event === 'unlinkDir' && abs === folder) void reconcile();
+    });
+    w.on('error', (e) => {
+      opts.onError?.(e instanceof Error ? e : new Error(String(e)));
+      // An error about the file itself is news about the file: read it again.
+      schedule();
+    });
+    return w;
+  };
+
+  /** Watches `dir` for the one entry of the chain below it: nothing else in it costs more than a name compare. */
+  const watchAncestor = (dir: string) => {
+    const below = chain[chain.indexOf(dir) - 1];
+    if (below === undefined) return;
+    const name = basename(below);
+    try {
+      const w = nodeWatch(dir, (_event, entry) => {
+        if (entry === null || entry.toString() === name) void reconcile();
+      });
+      w.on('error', () => {
+        w.close();
+        ancestors.delete(dir);
+        void reconcile();
+      });
+      ancestors.set(dir, w);
+    } catch {
+      // Gone between the check and the watch: the next look at the chain sees it.
     }
   };
 
-  watcher.on('all', (event, p) => {
-    const abs = resolve(p);
-    if (relevant.has(abs)) schedule();
-    else if (event === 'addDir' && onChain(abs)) void advance();
-    else if (event === 'unlinkDir' && onChain(abs)) {
-      // Gone with the folder: watch it again when it comes back.
-      for (const dir of watched) if (dir === abs || dir.startsWith(abs + sep)) watched.delete(dir);
-      if (folder === abs || folder.startsWith(abs + sep)) schedule();
-    }
-  });
-  watcher.on('error', (e) => {
-    opts.onError?.(e instanceof Error ? e : new Error(String(e)));
-    // An error about the file itself is news about the file: read it again.
-    schedule();
-  });
+  /**
+   * Brings the watches in line with what exists now: the folder and its parent, or,
+   * while the folder is missing, the nearest ancestor that exists. Serialized, so two
+   * events in a row cannot both add the folder.
+   */
+  let reconciling: Promise<void> = Promise.resolve();
+  const reconcile = (): Promise<void> =>
+    (reconciling = reconciling.then(async () => {
+      if (stop.signal.aborted) return;
+      const want = new Set(await existingTail(chain));
+      if (stop.signal.aborted) return;
+      for (const [dir, w] of ancestors) {
+        if (want.has(dir) && dir !== folder) continue;
+        w.close();
+        ancestors.delete(dir);
+      }
+      for (const dir of want) if (dir !== folder && !ancestors.has(dir)) watchAncestor(dir);
+      if (want.has(folder) && !folderWatched) {
+        folderWatched = true;
+        if (watcher === null) watcher = watchFolder();
+        else watcher.add(folder);
+        // The file may have come with the folder.
+        schedule();
+      } else if (!want.has(folder) && folderWatched) {
+        folderWatched = false;
+        watcher?.unwatch(folder);
+        // Gone with the folder.
+        schedule();
+      }
+    }));
 
-  await new Promise<void>((ready) => watcher.once('ready', () => ready()));
+  await reconcile();
+  const first = watcher as FSWatcher | null;
+  if (first !== null) await new Promise<void>((ready) => first.once('ready', () => ready()));
+  // Nothing has changed yet: the schedule made when the folder was first added is not news.
+  clearTimeout(timer);
 
   let closing: Promise<void> | undefined;
   return {
     close() {
       stop.abort();
-      closing ??= watcher.close();
+      for (const w of ancestors.values()) w.close();
+      ancestors.clear();
+      closing ??= reconciling.then(() => watcher?.close());
       return closing;
     },
   };
