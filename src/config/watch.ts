@@ -1,7 +1,6 @@
 import { watch as nodeWatch, type FSWatcher as NodeFsWatcher } from 'node:fs';
 import { lstat, stat } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
-import { watch as chokidarWatch, type FSWatcher } from 'chokidar';
+import { basename, dirname, resolve } from 'node:path';
 
 /** SPEC §2: a change applies once the file has been stable this long (at most 200 ms). */
 export const DEFAULT_DEBOUNCE_MS = 150;
@@ -44,16 +43,16 @@ export interface ConfigWatcher {
  * restarts the wait, so a half-written file whose rest follows within the debounce
  * period is never reported on its own: the caller reads the final state once.
  *
- * chokidar sees nothing in a folder that did not exist when it was added, so the
- * folder's ancestors are watched too (one level each): when the folder appears (or
- * reappears after being removed) it is added, and a change is reported in case the
- * file came with it. Resolves once the initial scan is done.
+ * A watch sees nothing in a folder that did not exist when it was set, so the
+ * folder's parent is watched too (or, while the folder is missing, its nearest
+ * ancestor that exists), for the one name below it: when the folder appears (or
+ * reappears after being removed) it is watched, and a change is reported in case
+ * the file came with it. Resolves once the watches are set.
  */
 export async function watchConfig(path: string, onChange: () => void, opts: WatchOptions = {}): Promise<ConfigWatcher> {
   const debounceMs = opts.debounceMs ?? DEFAULT_DEBOUNCE_MS;
   const file = resolve(path);
   const folder = dirname(file);
-  const relevant = new Set([file, join(folder, KUBERNETES_DATA_LINK)]);
   /** The folder and its ancestors: the only directories looked at. */
   const chain = ancestorsOf(folder);
 
@@ -87,55 +86,40 @@ export async function watchConfig(path: string, onChange: () => void, opts: Watc
     { once: true },
   );
 
-  // The folder is watched by chokidar (editors' saves, symlink swaps); its ancestors
-  // by the bare fs.watch, for one name each. chokidar lists a whole folder again on
-  // every event in it: on a parent as busy as /tmp (thousands of entries, changing
-  // all the time) that was a stat of every entry several times a second, enough to
-  // add milliseconds to every request the process served (BENCHMARKS.md, "Chat proxy").
-  const folderOptions = {
-    ignoreInitial: true,
-    depth: 0,
-    ignored: (p: string) => !relevant.has(resolve(p)) && resolve(p) !== folder,
-    // Our own debounce covers the editor's intermediate states; chokidar's
-    // awaitWriteFinish would poll sizes and add a longer delay of its own.
-    awaitWriteFinish: false,
-  } as const;
-  let watcher: FSWatcher | null = null;
-  let folderWatched = false;
-  const ancestors = new Map<string, NodeFsWatcher>();
-
-  const watchFolder = (): FSWatcher => {
-    const w = chokidarWatch(folder, folderOptions);
-    w.on('all', (event, p) => {
-      const abs = resolve(p);
-      if (relevant.has(abs)) schedule();
-      else if (event === 'unlinkDir' && abs === folder) void reconcile();
-    });
-    w.on('error', (e) => {
-      opts.onError?.(e instanceof Error ? e : new Error(String(e)));
-      // An error about the file itself is news about the file: read it again.
-      schedule();
-    });
-    return w;
-  };
-
-  /** Watches `dir` for the one entry of the chain below it: nothing else in it costs more than a name compare. */
-  const watchAncestor = (dir: string) => {
-    const below = chain[chain.indexOf(dir) - 1];
-    if (below === undefined) return;
-    const name = basename(below);
+  // Every folder is watched with the bare fs.watch, for its few names: the file and
+  // `..data` in the config's folder, the next folder of the chain in an ancestor. An
+  // event for any other entry costs a name compare. (chokidar, used before, listed
+  // and stat'ed a whole folder again on every event in it: a config in or under a
+  // folder as busy as /tmp added milliseconds to every request the process served;
+  // BENCHMARKS.md, "Chat proxy".)
+  const watches = new Map<string, NodeFsWatcher>();
+  const watchDir = (dir: string) => {
+    const below = dir === folder ? null : chain[chain.indexOf(dir) - 1];
+    const names = below === null ? new Set([basename(file), KUBERNETES_DATA_LINK]) : new Set(below === undefined ? [] : [basename(below)]);
     try {
       const w = nodeWatch(dir, (_event, entry) => {
-        if (entry === null || entry.toString() === name) void reconcile();
+        // No name (some platforms): anything may have changed.
+        const name = entry === null ? null : entry.toString();
+        if (name !== null && !names.has(name)) {
+          // The folder's own removal is seen by its parent's watch.
+          return;
+        }
+        if (dir === folder) schedule();
+        if (dir !== folder || name === null) void reconcile();
       });
-      w.on('error', () => {
+      w.on('error', (e) => {
+        opts.onError?.(e);
         w.close();
-        ancestors.delete(dir);
+        watches.delete(dir);
+        // An error about the folder is news about the file: read it again.
+        if (dir === folder) schedule();
         void reconcile();
       });
-      ancestors.set(dir, w);
+      watches.set(dir, w);
+      return true;
     } catch {
-      // Gone between the check and the watch: the next look at the chain sees it.
+      // Gone between the check and the watch: the parent's watch sees it come back.
+      return false;
     }
   };
 
@@ -150,39 +134,32 @@ export async function watchConfig(path: string, onChange: () => void, opts: Watc
       if (stop.signal.aborted) return;
       const want = new Set(await existingTail(chain));
       if (stop.signal.aborted) return;
-      for (const [dir, w] of ancestors) {
-        if (want.has(dir) && dir !== folder) continue;
+      for (const [dir, w] of watches) {
+        if (want.has(dir)) continue;
         w.close();
-        ancestors.delete(dir);
-      }
-      for (const dir of want) if (dir !== folder && !ancestors.has(dir)) watchAncestor(dir);
-      if (want.has(folder) && !folderWatched) {
-        folderWatched = true;
-        if (watcher === null) watcher = watchFolder();
-        else watcher.add(folder);
-        // The file may have come with the folder.
-        schedule();
-      } else if (!want.has(folder) && folderWatched) {
-        folderWatched = false;
-        watcher?.unwatch(folder);
+        watches.delete(dir);
         // Gone with the folder.
-        schedule();
+        if (dir === folder) schedule();
+      }
+      for (const dir of want) {
+        if (watches.has(dir)) continue;
+        // The file may have come with the folder.
+        if (watchDir(dir) && dir === folder) schedule();
       }
     }));
 
   await reconcile();
-  const first = watcher as FSWatcher | null;
-  if (first !== null) await new Promise<void>((ready) => first.once('ready', () => ready()));
-  // Nothing has changed yet: the schedule made when the folder was first added is not news.
+  // Nothing has changed yet: the folder found at the start is not news.
   clearTimeout(timer);
 
   let closing: Promise<void> | undefined;
   return {
     close() {
       stop.abort();
-      for (const w of ancestors.values()) w.close();
-      ancestors.clear();
-      closing ??= reconciling.then(() => watcher?.close());
+      closing ??= reconciling.then(() => {
+        for (const w of watches.values()) w.close();
+        watches.clear();
+      });
       return closing;
     },
   };
