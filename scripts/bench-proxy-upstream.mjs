@@ -7,7 +7,8 @@
 //   node scripts/bench-proxy-upstream.mjs uvicorn   as uvicorn (vLLM, SGLang…) behaves: no Keep-Alive
 //                                                   header, and a connection idle for 5 s closed
 //
-// Both answer `"stream": true` with an event stream of two chunks and [DONE]. Prints
+// Both answer `"stream": true` with an event stream of two chunks 2 ms apart and
+// [DONE], and a model whose name ends in delay20 after 20 ms. Prints
 // {"port": N} once listening.
 import http from 'node:http';
 
@@ -45,8 +46,13 @@ function handle(req, res) {
       return;
     }
     const json = answer(model);
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) });
-    res.end(json);
+    const send = () => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) });
+      res.end(json);
+    };
+    // A model named …delay20 answers after 20 ms, as a model server that works a little.
+    if (model.endsWith('delay20')) setTimeout(send, 20);
+    else send();
   });
 }
 
