@@ -4,6 +4,7 @@
 // proxy from a bench harness without the config watcher, and only its own mock):
 //
 //   node scripts/bench-proxy-kinds.mjs [--rounds N] [--kinds mock,plain,uvicorn] [--before <dist>]
+//                                      [--parent-files N] [--churn N]
 //
 // Upstream kinds: `mock` (scripts/bench-proxy-mock.mjs), `plain` (node:http with its
 // defaults: keep-alive 5 s, announced), `uvicorn` (no Keep-Alive header, idle
@@ -11,8 +12,9 @@
 // the targets are: the upstream itself (direct), the bare relay
 // (scripts/bench-proxy-floor.mjs), the built `tunnel-manager proxy` and `tunnel-manager
 // serve` (the daemon's /v1) from dist/, each reading its config from a folder under
-// the system's temporary folder as a user's would be (a busy parent folder is part of
-// the test), and with --before, the same two from another build (to compare a change
+// a folder under the system's temporary folder that is kept as busy as a shared /tmp
+// (--parent-files, default 2000 files in it; --churn, default 200 files created and
+// removed per second), and with --before, the same two from another build (to compare a change
 // in the same run). Each round sends one request to every target in turn:
 //
 //   c=1        a chat request, the whole answer timed (added = target - direct)
@@ -41,10 +43,16 @@ const opt = (name, def) => {
 const rounds = Number(opt('--rounds', 2000));
 const kinds = opt('--kinds', 'mock,plain,uvicorn').split(',');
 const before = opt('--before', null);
+// The configs' parent folder, made as busy as a shared /tmp: this many files in it,
+// and this many created and removed again per second by a helper process.
+const parentFiles = Number(opt('--parent-files', 2000));
+const churn = Number(opt('--churn', 200));
 const children = [];
+// Processes that live for the whole run (the busy folder's churn).
+const helpers = [];
 const temps = [];
 process.on('exit', () => {
-  for (const c of children) c.kill('SIGTERM');
+  for (const c of [...children, ...helpers]) c.kill('SIGTERM');
   for (const t of temps) rmSync(t, { recursive: true, force: true });
 });
 process.on('SIGINT', () => process.exit(130));
@@ -70,10 +78,22 @@ const freePort = () =>
     });
   });
 
-/** `tunnel-manager proxy` or `serve` from a build, its config in a fresh folder under the temporary folder. */
-async function startProduct(dist, command, upstreamPort) {
+/** A folder under the temporary folder with `parentFiles` files, kept busy by a helper process. */
+function busyParent() {
   const dir = mkdtempSync(join(os.tmpdir(), 'bench-proxy-kinds-'));
   temps.push(dir);
+  for (let i = 0; i < parentFiles; i++) writeFileSync(join(dir, `job-${i}.out`), 'x');
+  if (churn > 0) {
+    const code = `const fs=require('fs');let i=0;setInterval(()=>{for(let k=0;k<${Math.max(1, Math.round(churn / 100))};k++){const f=${JSON.stringify(dir)}+'/churn-'+(i++%50);try{fs.writeFileSync(f,'x');fs.unlinkSync(f)}catch{}}},10);process.on('SIGTERM',()=>process.exit(0));`;
+    helpers.push(spawn(process.execPath, ['-e', code], { stdio: 'ignore' }));
+  }
+  return dir;
+}
+const parent = busyParent();
+
+/** `tunnel-manager proxy` or `serve` from a build, its config in a fresh folder of the busy parent. */
+async function startProduct(dist, command, upstreamPort) {
+  const dir = mkdtempSync(join(parent, 'config-'));
   const config = join(dir, 'config.yaml');
   writeFileSync(config, `tunnels: []\nproxy:\n  providers:\n    bench:\n      base_url: http://127.0.0.1:${upstreamPort}/v1\n`);
   const port = await freePort();
