@@ -26,7 +26,7 @@
 //
 // Run `npm run build` first. Prints a Markdown table per upstream kind.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';

@@ -29,7 +29,7 @@ function reference(): Registry {
     requests.inc({ ...labels, status: String(r.status) });
     duration.observe(labels, r.seconds);
     if (r.ttfbSeconds !== null) ttfb.observe(labels, r.ttfbSeconds);
-    if ('overheadSeconds' in r) overhead.observe(labels, r.overheadSeconds);
+    if ('overheadSeconds' in r && r.overheadSeconds !== undefined) overhead.observe(labels, r.overheadSeconds);
     if (r.tokensIn !== null) tokens.inc({ ...labels, direction: 'in' }, r.tokensIn);
     if (r.tokensOut !== null) tokens.inc({ ...labels, direction: 'out' }, r.tokensOut);
     if (r.cut) cuts.inc(labels);
