@@ -92,30 +92,36 @@ export async function watchConfig(path: string, onChange: () => void, opts: Watc
   // and stat'ed a whole folder again on every event in it: a config in or under a
   // folder as busy as /tmp added milliseconds to every request the process served;
   // BENCHMARKS.md, "Chat proxy".)
-  const watches = new Map<string, NodeFsWatcher>();
-  const watchDir = (dir: string) => {
+  // Each watch with the inode it was set on: a folder removed and made again between
+  // two looks is a new folder, and the old watch would hear nothing from it.
+  const watches = new Map<string, { w: NodeFsWatcher; ino: number }>();
+  const watchDir = (dir: string, ino: number) => {
     const below = dir === folder ? null : chain[chain.indexOf(dir) - 1];
     const names = below === null ? new Set([basename(file), KUBERNETES_DATA_LINK]) : new Set(below === undefined ? [] : [basename(below)]);
     try {
+      const drop = () => {
+        w.close();
+        if (watches.get(dir)?.w === w) watches.delete(dir);
+        // Whatever happened to the folder is news about the file: read it again.
+        if (dir === folder) schedule();
+        void reconcile();
+      };
       const w = nodeWatch(dir, (_event, entry) => {
         // No name (some platforms): anything may have changed.
         const name = entry === null ? null : entry.toString();
-        if (name !== null && !names.has(name)) {
-          // The folder's own removal is seen by its parent's watch.
-          return;
-        }
+        // The watched folder itself removed (Linux names it so): this watch hears
+        // nothing more, even from a folder made again under the same name (and
+        // maybe the same inode). A file of that name inside costs a needless re-watch.
+        if (name === basename(dir)) return drop();
+        if (name !== null && !names.has(name)) return;
         if (dir === folder) schedule();
         if (dir !== folder || name === null) void reconcile();
       });
       w.on('error', (e) => {
         opts.onError?.(e);
-        w.close();
-        watches.delete(dir);
-        // An error about the folder is news about the file: read it again.
-        if (dir === folder) schedule();
-        void reconcile();
+        drop();
       });
-      watches.set(dir, w);
+      watches.set(dir, { w, ino });
       return true;
     } catch {
       // Gone between the check and the watch: the parent's watch sees it come back.
@@ -132,19 +138,23 @@ export async function watchConfig(path: string, onChange: () => void, opts: Watc
   const reconcile = (): Promise<void> =>
     (reconciling = reconciling.then(async () => {
       if (stop.signal.aborted) return;
-      const want = new Set(await existingTail(chain));
+      const want = new Map<string, number>();
+      for (const dir of await existingTail(chain)) {
+        const ino = await inodeOf(dir);
+        if (ino !== null) want.set(dir, ino);
+      }
       if (stop.signal.aborted) return;
-      for (const [dir, w] of watches) {
-        if (want.has(dir)) continue;
+      for (const [dir, { w, ino }] of watches) {
+        if (want.get(dir) === ino) continue;
         w.close();
         watches.delete(dir);
-        // Gone with the folder.
+        // Gone with the folder (or replaced by another).
         if (dir === folder) schedule();
       }
-      for (const dir of want) {
+      for (const [dir, ino] of want) {
         if (watches.has(dir)) continue;
         // The file may have come with the folder.
-        if (watchDir(dir) && dir === folder) schedule();
+        if (watchDir(dir, ino) && dir === folder) schedule();
       }
     }));
 
@@ -157,7 +167,7 @@ export async function watchConfig(path: string, onChange: () => void, opts: Watc
     close() {
       stop.abort();
       closing ??= reconciling.then(() => {
-        for (const w of watches.values()) w.close();
+        for (const { w } of watches.values()) w.close();
         watches.clear();
       });
       return closing;
@@ -196,6 +206,14 @@ async function existingTail(chain: readonly string[]): Promise<string[]> {
     if (dir !== chain[0]) break;
   }
   return out.reverse();
+}
+
+async function inodeOf(dir: string): Promise<number | null> {
+  try {
+    return (await stat(dir)).ino;
+  } catch {
+    return null;
+  }
 }
 
 async function isDirectory(path: string): Promise<boolean> {

@@ -205,6 +205,22 @@ describe('watchConfig', () => {
     await waitFor(() => seen.includes('x: 3\n'), 'a change in the new folder');
   });
 
+  test('a folder removed and made again at once is watched again, by the watch itself (no safety poll)', async () => {
+    const dir = join(tempDir(), 'config');
+    const file = join(dir, 'config.yaml');
+    mkdirSync(dir);
+    writeFileSync(file, 'x: 1\n');
+    const seen: (string | null)[] = [];
+    const watcher = await watchConfig(file, () => seen.push(existsSync(file) ? readFileSync(file, 'utf8') : null), { safetyCheckMs: 3_600_000 });
+    cleanups.push(() => watcher.close());
+    rmSync(dir, { recursive: true });
+    mkdirSync(dir);
+    writeFileSync(file, 'x: 2\n');
+    await waitFor(() => seen.includes('x: 2\n'), 'the file in the new folder');
+    writeFileSync(file, 'x: 3\n');
+    await waitFor(() => seen.includes('x: 3\n'), 'a change in the new folder');
+  });
+
   test('a Kubernetes ConfigMap update (the ..data symlink swapped) is seen', async () => {
     const dir = tempDir();
     const file = join(dir, 'config.yaml');
