@@ -1,7 +1,7 @@
+import { watch as nodeWatch, type FSWatcher as NodeFsWatcher } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { lstat, readFile, stat } from 'node:fs/promises';
-import { basename, dirname, join, resolve, sep } from 'node:path';
-import { watch } from 'chokidar';
+import { basename, dirname, resolve } from 'node:path';
 import { watchRenameArrival, type RenameArrival } from './rename-arrival.js';
 
 /** SPEC §2: a change written in place applies once the file has been stable this long (at most 200 ms). */
@@ -15,9 +15,9 @@ const KUBERNETES_DATA_LINK = '..data';
 
 /**
  * How often the file's identity (inode, size, mtime, type) is checked besides the
- * watcher's events. chokidar can lose track of a path after an odd state (a symlink
- * loop in its place, a file swapped for a folder and back within its atomic-write
- * window); a stat every few seconds makes sure such a change is still applied.
+ * watcher's events. A watch can lose track of a path after an odd state (a symlink
+ * loop in its place, a file swapped for a folder and back between two events); a
+ * stat every few seconds makes sure such a change is still applied.
  */
 export const SAFETY_CHECK_MS = 2_000;
 
@@ -46,19 +46,18 @@ export interface ConfigWatcher {
  * restarts the wait, so a half-written file whose rest follows within the debounce
  * period is never reported on its own: the caller reads the final state once.
  *
- * chokidar sees nothing in a folder that did not exist when it was added, so the
- * folder's ancestors are watched too (one level each): when the folder appears (or
- * reappears after being removed) it is added, and a change is reported in case the
- * file came with it. Resolves once the initial scan is done.
+ * A watch sees nothing in a folder that did not exist when it was set, so the
+ * folder's parent is watched too (or, while the folder is missing, its nearest
+ * ancestor that exists), for the one name below it: when the folder appears (or
+ * reappears after being removed) it is watched, and a change is reported in case
+ * the file came with it. Resolves once the watches are set.
  */
 export async function watchConfig(path: string, onChange: () => void, opts: WatchOptions = {}): Promise<ConfigWatcher> {
   const debounceMs = opts.debounceMs ?? DEFAULT_DEBOUNCE_MS;
   const file = resolve(path);
   const folder = dirname(file);
-  const relevant = new Set([file, join(folder, KUBERNETES_DATA_LINK)]);
   /** The folder and its ancestors: the only directories looked at. */
   const chain = ancestorsOf(folder);
-  const onChain = (p: string) => chain.includes(p);
 
   const stop = new AbortController();
   let timer: NodeJS.Timeout | undefined;
@@ -96,7 +95,6 @@ export async function watchConfig(path: string, onChange: () => void, opts: Watc
     arrivals?.close();
     arrivals = watchRenameArrival(folder, new Set([basename(file), KUBERNETES_DATA_LINK]), renamedIn);
   };
-  if (await isDirectory(folder)) watchArrivals();
   const safety = setInterval(() => {
     void identity(file).then((now) => {
       if (now !== seen && !stop.signal.aborted) schedule();
@@ -113,55 +111,91 @@ export async function watchConfig(path: string, onChange: () => void, opts: Watc
     { once: true },
   );
 
-  const watched = new Set(await existingTail(chain));
-  const watcher = watch([...watched], {
-    ignoreInitial: true,
-    depth: 0,
-    ignored: (p: string) => {
-      const abs = resolve(p);
-      return !onChain(abs) && !relevant.has(abs);
-    },
-    // Our own debounce covers the editor's intermediate states; chokidar's
-    // awaitWriteFinish would poll sizes and add a longer delay of its own.
-    awaitWriteFinish: false,
-  });
-
-  /** Adds every folder of the chain that exists now and is not watched yet. */
-  const advance = async () => {
-    for (const dir of await existingTail(chain)) {
-      if (stop.signal.aborted || watched.has(dir)) continue;
-      watched.add(dir);
-      watcher.add(dir);
-      if (dir === folder) {
-        watchArrivals();
-        schedule();
-      }
+  // Every folder is watched with the bare fs.watch, for its few names: the file and
+  // `..data` in the config's folder, the next folder of the chain in an ancestor. An
+  // event for any other entry costs a name compare. (chokidar, used before, listed
+  // and stat'ed a whole folder again on every event in it: a config in or under a
+  // folder as busy as /tmp added milliseconds to every request the process served;
+  // BENCHMARKS.md, "Chat proxy".)
+  // Each watch with the inode it was set on: a folder removed and made again between
+  // two looks is a new folder, and the old watch would hear nothing from it.
+  const watches = new Map<string, { w: NodeFsWatcher; ino: number }>();
+  const watchDir = (dir: string, ino: number) => {
+    const below = dir === folder ? null : chain[chain.indexOf(dir) - 1];
+    const names = below === null ? new Set([basename(file), KUBERNETES_DATA_LINK]) : new Set(below === undefined ? [] : [basename(below)]);
+    try {
+      const drop = () => {
+        w.close();
+        if (watches.get(dir)?.w === w) watches.delete(dir);
+        // Whatever happened to the folder is news about the file: read it again.
+        if (dir === folder) schedule();
+        void reconcile();
+      };
+      const w = nodeWatch(dir, (_event, entry) => {
+        // No name (some platforms): anything may have changed.
+        const name = entry === null ? null : entry.toString();
+        // The watched folder itself removed (Linux names it so): this watch hears
+        // nothing more, even from a folder made again under the same name (and
+        // maybe the same inode). A file of that name inside costs a needless re-watch.
+        if (name === basename(dir)) return drop();
+        if (name !== null && !names.has(name)) return;
+        if (dir === folder) schedule();
+        if (dir !== folder || name === null) void reconcile();
+      });
+      w.on('error', (e) => {
+        opts.onError?.(e);
+        drop();
+      });
+      watches.set(dir, { w, ino });
+      if (dir === folder) watchArrivals();
+      return true;
+    } catch {
+      // Gone between the check and the watch: the parent's watch sees it come back.
+      return false;
     }
   };
 
-  watcher.on('all', (event, p) => {
-    const abs = resolve(p);
-    if (relevant.has(abs)) schedule();
-    else if (event === 'addDir' && onChain(abs)) void advance();
-    else if (event === 'unlinkDir' && onChain(abs)) {
-      // Gone with the folder: watch it again when it comes back.
-      for (const dir of watched) if (dir === abs || dir.startsWith(abs + sep)) watched.delete(dir);
-      if (folder === abs || folder.startsWith(abs + sep)) schedule();
-    }
-  });
-  watcher.on('error', (e) => {
-    opts.onError?.(e instanceof Error ? e : new Error(String(e)));
-    // An error about the file itself is news about the file: read it again.
-    schedule();
-  });
+  /**
+   * Brings the watches in line with what exists now: the folder and its parent, or,
+   * while the folder is missing, the nearest ancestor that exists. Serialized, so two
+   * events in a row cannot both add the folder.
+   */
+  let reconciling: Promise<void> = Promise.resolve();
+  const reconcile = (): Promise<void> =>
+    (reconciling = reconciling.then(async () => {
+      if (stop.signal.aborted) return;
+      const want = new Map<string, number>();
+      for (const dir of await existingTail(chain)) {
+        const ino = await inodeOf(dir);
+        if (ino !== null) want.set(dir, ino);
+      }
+      if (stop.signal.aborted) return;
+      for (const [dir, { w, ino }] of watches) {
+        if (want.get(dir) === ino) continue;
+        w.close();
+        watches.delete(dir);
+        // Gone with the folder (or replaced by another).
+        if (dir === folder) schedule();
+      }
+      for (const [dir, ino] of want) {
+        if (watches.has(dir)) continue;
+        // The file may have come with the folder.
+        if (watchDir(dir, ino) && dir === folder) schedule();
+      }
+    }));
 
-  await new Promise<void>((ready) => watcher.once('ready', () => ready()));
+  await reconcile();
+  // Nothing has changed yet: the folder found at the start is not news.
+  clearTimeout(timer);
 
   let closing: Promise<void> | undefined;
   return {
     close() {
       stop.abort();
-      closing ??= watcher.close();
+      closing ??= reconciling.then(() => {
+        for (const { w } of watches.values()) w.close();
+        watches.clear();
+      });
       return closing;
     },
   };
@@ -207,6 +241,14 @@ async function existingTail(chain: readonly string[]): Promise<string[]> {
     if (dir !== chain[0]) break;
   }
   return out.reverse();
+}
+
+async function inodeOf(dir: string): Promise<number | null> {
+  try {
+    return (await stat(dir)).ino;
+  } catch {
+    return null;
+  }
 }
 
 async function isDirectory(path: string): Promise<boolean> {

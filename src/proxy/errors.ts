@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { serverTiming } from './server-timing.js';
 
 /** An error as the proxy answers it: OpenAI's shape, with the HTTP status to use. */
 export interface ProxyError {
@@ -91,6 +92,8 @@ export function sendError(res: ServerResponse, requestId: string, e: ProxyError,
   if (e.status === 504) headers['x-should-retry'] = 'false';
   if (close) headers.connection = 'close';
   if (e.retryAfterSeconds !== undefined) headers['retry-after'] = e.retryAfterSeconds;
+  const timing = serverTiming(res);
+  if (timing !== null) headers['server-timing'] = timing;
   res.writeHead(e.status, headers);
   res.end(body);
 }

@@ -18,6 +18,8 @@ export interface RequestRecord {
   status: number | 'client_closed';
   seconds: number;
   ttfbSeconds: number | null;
+  /** The proxy's own time until the answer's head (its Server-Timing), null when no timed head was written. */
+  overheadSeconds?: number | null;
   tokensIn: number | null;
   tokensOut: number | null;
   /** The answer had begun and was cut short by the provider (died, fell silent, ended mid-event). */
@@ -28,6 +30,8 @@ export interface RequestRecord {
 
 // From a cached embedding (milliseconds) to a long generation (minutes).
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+// The proxy's own share: a tenth of a millisecond when all is well, more under load or with a large body.
+const OVERHEAD_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 
 type Pair = 'provider' | 'endpoint';
 
@@ -37,6 +41,7 @@ interface PairCells {
   byStatus: Map<number | 'client_closed', Cell<Pair | 'status'>>;
   duration: HistogramCell<Pair>;
   ttfb: HistogramCell<Pair> | null;
+  overhead: HistogramCell<Pair> | null;
   tokensIn: Cell<Pair | 'direction'> | null;
   tokensOut: Cell<Pair | 'direction'> | null;
 }
@@ -53,6 +58,12 @@ export function createProxyMetrics(): ProxyMetrics {
     'proxy_time_to_first_byte_seconds',
     "Seconds from a request's arrival to the first byte of the provider's answer body reaching the client.",
     BUCKETS,
+    registry,
+  );
+  const overhead = new PlainHistogram<Pair>(
+    'proxy_overhead_seconds',
+    "Seconds the proxy itself spent on a request until its answer's head was written, without the wait for providers' heads (the Server-Timing header's proxy;dur).",
+    OVERHEAD_BUCKETS,
     registry,
   );
   const tokens = new PlainCounter<Pair | 'direction'>(
@@ -83,7 +94,7 @@ export function createProxyMetrics(): ProxyMetrics {
     if (cells === undefined) {
       const key = `${provider}\n${slot}`;
       const labels = (client == null ? { provider, endpoint } : { provider, endpoint, client }) as Record<Pair, string>;
-      cells = { key, labels, byStatus: new Map(), duration: duration.create(key, labels), ttfb: null, tokensIn: null, tokensOut: null };
+      cells = { key, labels, byStatus: new Map(), duration: duration.create(key, labels), ttfb: null, overhead: null, tokensIn: null, tokensOut: null };
       byEndpoint.set(slot, cells);
     }
     return cells;
@@ -103,6 +114,7 @@ export function createProxyMetrics(): ProxyMetrics {
       duration.observe(cells.duration, r.seconds);
       // Series a pair never had (no first byte, no usage reported) are not shown as zeros.
       if (r.ttfbSeconds !== null) ttfb.observe((cells.ttfb ??= ttfb.create(cells.key, cells.labels)), r.ttfbSeconds);
+      if (r.overheadSeconds != null) overhead.observe((cells.overhead ??= overhead.create(cells.key, cells.labels)), r.overheadSeconds);
       if (r.tokensIn !== null) (cells.tokensIn ??= tokens.create(`${cells.key}\nin`, { ...cells.labels, direction: 'in' })).value += r.tokensIn;
       if (r.tokensOut !== null) (cells.tokensOut ??= tokens.create(`${cells.key}\nout`, { ...cells.labels, direction: 'out' })).value += r.tokensOut;
       if (r.cut) (cuts.find(cells.key) ?? cuts.create(cells.key, cells.labels)).value += 1;

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { ownAnswerAt } from './errors.js';
 import type { ProxyMetrics } from './metrics.js';
+import { overheadSeconds, startTiming } from './server-timing.js';
 import { createUsageReader, type Usage, type UsageReader } from './usage.js';
 
 const MAX_LOGGED_MODEL = 256;
@@ -51,6 +52,7 @@ class RequestObservation implements Observation {
     private readonly log: ((entry: Record<string, unknown>) => void) | undefined,
     private readonly metrics: ProxyMetrics | undefined,
   ) {
+    startTiming(res);
     res.on('close', () => {
       this.close();
       this.relay?.onClientClose();
@@ -114,6 +116,7 @@ class RequestObservation implements Observation {
       status: status ?? 'client_closed',
       seconds: ms / 1000,
       ttfbSeconds: ttfb === null ? null : ttfb / 1000,
+      overheadSeconds: overheadSeconds(res),
       tokensIn: usage?.input ?? null,
       tokensOut: usage?.output ?? null,
       cut: this.wasCut,

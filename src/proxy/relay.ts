@@ -7,6 +7,7 @@ import { keyOf } from './providers.js';
 import { upstreamRequestHeaders } from './request-headers.js';
 import { clientHeaders, relayHeaders } from './response-headers.js';
 import { ownRateHeadersKept } from './clients/gate.js';
+import { serverTiming, upstreamWaitEnded, upstreamWaitStarted } from './server-timing.js';
 import { createSseFrames, streamTail, type SseFrames } from './sse-frames.js';
 import type { Exchange, ExchangeSink, UpstreamFailure } from './upstream.js';
 
@@ -73,6 +74,7 @@ export class Relay implements ExchangeSink {
     // The client's query goes along (Azure-style servers route on `?api-version=`).
     const url = f.req.url ?? '';
     const q = url.indexOf('?');
+    upstreamWaitStarted(f.res);
     this.exchange = f.pool.request(
       f.provider.origin,
       {
@@ -98,6 +100,7 @@ export class Relay implements ExchangeSink {
   head(status: number, rawHeaders: string[]): void {
     const { f } = this;
     const { res, requestId, provider } = f;
+    upstreamWaitEnded(res);
     if ((status === 429 || status >= 500) && f.fallback?.({ kind: 'status', status, rawHeaders })) {
       this.finish();
       this.abort();
@@ -129,7 +132,10 @@ export class Relay implements ExchangeSink {
     const masked = key !== null && key.length >= MIN_MASKED_KEY_LENGTH ? key : null;
     if (masked !== null) this.scrubber = new KeyScrubber(masked);
     // An event stream may lose a half event or gain the proxy's error event: the upstream's length no longer holds.
-    res.writeHead(status, ownRateHeadersKept(res, clientHeaders(rawHeaders, requestId, this.decoder !== null || this.appendable, masked)));
+    const headers = ownRateHeadersKept(res, clientHeaders(rawHeaders, requestId, this.decoder !== null || this.appendable, masked));
+    const timing = serverTiming(res);
+    if (timing !== null) headers.push('server-timing', timing);
+    res.writeHead(status, headers);
     // The client learns the stream has begun even if the first event is slow. Not at
     // once: the first event often came in the same read, and then goes out with the
     // head in one write.
@@ -210,7 +216,10 @@ export class Relay implements ExchangeSink {
     this.finish();
     const key = keyOf(provider);
     const body = held.scrubbed(key);
-    res.writeHead(held.status, [...ownRateHeadersKept(res, clientHeaders(held.rawHeaders, requestId, true, key)), 'content-length', String(body.length)]);
+    const headers = [...ownRateHeadersKept(res, clientHeaders(held.rawHeaders, requestId, true, key)), 'content-length', String(body.length)];
+    const timing = serverTiming(res);
+    if (timing !== null) headers.push('server-timing', timing);
+    res.writeHead(held.status, headers);
     f.observer.tap(body);
     res.end(body);
   }
@@ -229,6 +238,7 @@ export class Relay implements ExchangeSink {
     }
     if (this.state !== 'waiting') return;
     this.finish();
+    upstreamWaitEnded(f.res);
     f.log?.({ event: 'proxy_upstream_error', request_id: f.requestId, provider: provider.prefix, error: failure.code, ms: Date.now() - this.started });
     if (f.fallback?.({ kind: 'unreachable', code: failure.code })) return;
     const where = `${provider.hostname}:${provider.port}`;
@@ -255,6 +265,7 @@ export class Relay implements ExchangeSink {
     if (this.state === 'waiting') {
       this.finish();
       this.abort();
+      upstreamWaitEnded(f.res);
       if (f.fallback?.({ kind: 'timeout' })) return;
       sendError(f.res, f.requestId, e, false, f.family);
     } else {

@@ -137,6 +137,26 @@ describe('watchConfig', () => {
     await expectCalls(seen, 1);
   });
 
+  test('files coming and going beside the folder (a busy parent such as /tmp) cause no call, and a file of the same name there is not ours', async () => {
+    const parent = tempDir();
+    const dir = join(parent, 'config');
+    mkdirSync(dir);
+    const file = join(dir, 'config.yaml');
+    writeFileSync(file, 'tunnels: []\n');
+    const { seen } = await watched(file);
+
+    for (let i = 0; i < 50; i++) writeFileSync(join(parent, `job-${i}.out`), 'x');
+    writeFileSync(join(parent, 'config.yaml'), 'x: 1\n');
+    mkdirSync(join(parent, 'configs'));
+    renameSync(join(parent, 'job-0.out'), join(parent, 'job-0.done'));
+    for (let i = 1; i < 50; i++) unlinkSync(join(parent, `job-${i}.out`));
+    await sleep(SETTLE_MS);
+    expect(seen).toEqual([]);
+
+    writeFileSync(file, 'tunnels: [] # now\n');
+    await expectCalls(seen, 1);
+  });
+
   test('close() stops every call, even one already waiting for the debounce, and is idempotent', async () => {
     const dir = tempDir();
     const file = join(dir, 'config.yaml');
@@ -179,6 +199,22 @@ describe('watchConfig', () => {
     const { seen } = await watched(file);
     rmSync(dir, { recursive: true });
     await waitFor(() => seen.includes(null), 'the removal');
+    mkdirSync(dir);
+    writeFileSync(file, 'x: 2\n');
+    await waitFor(() => seen.includes('x: 2\n'), 'the file in the new folder');
+    writeFileSync(file, 'x: 3\n');
+    await waitFor(() => seen.includes('x: 3\n'), 'a change in the new folder');
+  });
+
+  test('a folder removed and made again at once is watched again, by the watch itself (no safety poll)', async () => {
+    const dir = join(tempDir(), 'config');
+    const file = join(dir, 'config.yaml');
+    mkdirSync(dir);
+    writeFileSync(file, 'x: 1\n');
+    const seen: (string | null)[] = [];
+    const watcher = await watchConfig(file, () => seen.push(existsSync(file) ? readFileSync(file, 'utf8') : null), { safetyCheckMs: 3_600_000 });
+    cleanups.push(() => watcher.close());
+    rmSync(dir, { recursive: true });
     mkdirSync(dir);
     writeFileSync(file, 'x: 2\n');
     await waitFor(() => seen.includes('x: 2\n'), 'the file in the new folder');
