@@ -1,4 +1,5 @@
-export { createSupervisor, type SupervisorOptions } from './supervisor.js';
+export { createSupervisor } from './supervisor-start.js';
+export type { SupervisorOptions } from './supervisor.js';
 export type { ApplyReport, SupervisorApi, SupervisorEvent } from './types.js';
 export type { Clock } from './clock.js';
 export type { SpawnSsh, SshChild, ChildExit } from './ssh-process.js';

@@ -1,68 +1,27 @@
 // One tunnel's runner: the shell around the pure lifecycle (lifecycle.ts). It feeds
 // events in (start, stop, restart, ssh's lines and exit, timers, probes) and performs
 // the effects that come out (spawn, terminate, timers, probes, announcements). Every
-// decision is the lifecycle's; this file only does the I/O.
+// decision is the lifecycle's; this file only does the I/O (an attempt's: own-attempt.ts, shared-attempt.ts).
 import type { TunnelSpec } from '../tunnel/spec.js';
-import type { SharedForward, TunnelPlan } from './tunnel-plan.js';
+import type { TunnelPlan } from './tunnel-plan.js';
 import type { StatusRecord } from '../tunnel/status.js';
 import { unreachable } from '../unreachable.js';
-import type { BackoffPolicy } from './backoff.js';
-import { forwardingRefusedLine } from './classify.js';
-import { HealthMonitor } from './health-monitor.js';
-import type { ProcessSweep } from './process-sweep.js';
-import type { Clock } from './clock.js';
-import { initialTunnel, isActive, next, pidOf, publicStatus, type Effect, type Event, type Rules, type SpawnMode, type Tunnel } from './lifecycle.js';
-import type { Probe, ProbeTarget } from './probe.js';
+import { initialTunnel, isActive, next, pidOf, publicStatus, type Effect, type Event, type Rules, type Tunnel } from './lifecycle.js';
+import type { ProbeTarget } from './probe.js';
 import { LineRing } from './ring.js';
-import { explainExit, probeTargetOf } from './attempt-end.js';
-import type { SpawnSpacer } from './spacing.js';
-import { isEstablishedLine, isLoggedInLine, keepInLog } from './ssh-output.js';
-import { terminate, type SshChild, type SpawnSsh } from './ssh-process.js';
+import { keepInLog } from './ssh-output.js';
+import { terminate } from './ssh-process.js';
 import { err, type Result } from '../result.js';
-
-export type { SharedForward, TunnelPlan } from './tunnel-plan.js';
 import type { ConnectionRunner } from './connection.js';
-import type { ConnectionPool } from './connection-pool.js';
-import { runSharedAttempt } from './shared-attempt.js';
+import type { AttemptHost, Live } from './attempt-host.js';
+import { runOwnAttempt } from './own-attempt.js';
+import { runShared } from './shared-attempt.js';
+import { RunningHealth } from './running-health.js';
+import type { RunnerDeps } from './runner-deps.js';
 import { LoginSlot, loginOutcome } from './login-slot.js';
-import type { LoginTerminal, SpawnPty } from './pty-process.js';
 import type { Attachment, AttachRefusal, TerminalSink } from './types.js';
-
-export interface RunnerDeps {
-  clock: Clock;
-  spawn: SpawnSsh;
-  /** Spawns ssh in a pseudo-terminal, where a person logs in (interactive tunnels, SPEC §13). */
-  spawnPty: SpawnPty;
-  probe: Probe;
-  spacer: SpawnSpacer;
-  /** The shared connections (SPEC §14) that carry the forwards of tunnels whose plan says so. */
-  connections: ConnectionPool;
-  /** The one process check for every RUNNING tunnel's ssh. */
-  processes: ProcessSweep;
-  /** Records live children's pids in the state dir. */
-  registry: { add(pid: number, argv: string[]): void; remove(pid: number): void };
-  policy: BackoffPolicy;
-  /** Backoff cap for faults no probe can watch, so that their end is noticed within the recovery bound. */
-  unprobedCapMs: number;
-  probeIntervalMs: number;
-  /** SIGTERM, then SIGKILL after this long. */
-  graceMs: number;
-  logLines: number;
-  onChange(record: StatusRecord): void;
-  /** Every line ssh writes, as it comes: where a watcher such as a health check reads channel errors. */
-  onLine?(hash: string, line: string): void;
-  log(entry: Record<string, unknown>): void;
-}
-
-/** A spawned child; `gone` resolves once its exit went through the lifecycle. */
-interface Live {
-  child: SshChild;
-  gone: Promise<void>;
-}
-
-// Lines of one attempt kept for classifying its end; the banner of a changed host
-// key, the longest message that matters, is about 20 lines.
-const ATTEMPT_LINES = 100;
+export type { TunnelPlan } from './tunnel-plan.js';
+export type { RunnerDeps } from './runner-deps.js';
 
 export class Runner {
   private tunnel: Tunnel;
@@ -75,10 +34,9 @@ export class Runner {
   private readonly ring: LineRing;
   /** The person's terminal on an interactive tunnel's login. */
   private readonly slot = new LoginSlot();
-  private readonly health: HealthMonitor;
-  /** The attempt whose RUNNING period the health monitor watches. */
-  private watchedAttempt: number | null = null;
-  private quietHealth = false;
+  private readonly health: RunningHealth;
+  /** What its attempts (own-attempt.ts, shared-attempt.ts) see of this runner. */
+  private readonly host: AttemptHost;
   /** The shared connection this tunnel wants now, and how to stop watching it. */
   private joined: { conn: ConnectionRunner; unwatch: () => void } | null = null;
 
@@ -88,16 +46,20 @@ export class Runner {
   ) {
     this.tunnel = initialTunnel(deps.clock.now());
     this.ring = new LineRing(deps.logLines);
-    this.health = new HealthMonitor({
+    this.health = new RunningHealth({
       clock: deps.clock,
       processes: deps.processes,
-      // Inside a transition the lifecycle's own announcement follows.
-      onChange: () => {
-        if (!this.quietHealth) this.announce();
-      },
-      onRestartDue: () => void this.restart(),
+      announce: () => this.announce(),
+      restart: () => void this.restart(),
       note: (text) => this.note(text),
     });
+    this.host = {
+      plan: () => this.plan,
+      line: (attempt, line) => this.sshLine(attempt, line),
+      note: (text) => this.note(text),
+      dispatch: (ev) => this.dispatch(ev),
+      children: this.children,
+    };
   }
 
   get hash(): string {
@@ -210,7 +172,7 @@ export class Runner {
         const step = next(this.tunnel, e, this.rules(), { now: clock.now(), random: () => clock.random() });
         this.tunnel = step.tunnel;
         // Before the announcement, so that a RUNNING record already carries its health.
-        this.followHealth(false);
+        this.health.follow(this.tunnel.phase, this.plan, false);
         for (const effect of step.effects) this.perform(effect);
       }
     } finally {
@@ -263,8 +225,8 @@ export class Runner {
     const { clock, graceMs } = this.deps;
     switch (e.type) {
       case 'spawn':
-        if (this.plan.shared !== null && e.mode === 'batch') void this.runShared(e.attempt, this.plan.shared, this.token(e.attempt));
-        else void this.runAttempt(e.attempt, e.mode, this.token(e.attempt));
+        if (this.plan.shared !== null && e.mode === 'batch') void runShared(this.host, this.deps.connections, e.attempt, this.plan.shared, this.token(e.attempt));
+        else void runOwnAttempt(this.host, this.slot, this.deps, e.attempt, e.mode, this.token(e.attempt));
         return;
       case 'terminate': {
         const live = this.children.get(e.attempt);
@@ -305,92 +267,11 @@ export class Runner {
     return ctrl.signal;
   }
 
-  /** One spawn of ssh: wait for the host's slot (batch), start it, report its lines and its end. */
-  private async runAttempt(attempt: number, mode: SpawnMode, signal: AbortSignal): Promise<void> {
-    const { spacer, registry } = this.deps;
-    let release = () => {};
-    // A login that waits for a person must not hold a slot other tunnels to the host need.
-    if (mode === 'batch') {
-      const slot = await spacer.acquire(this.plan.spacingKey, signal);
-      if (slot === null) return;
-      // A stop can land between the slot's grant and this line: spawn nothing then.
-      if (signal.aborted) {
-        slot();
-        return;
-      }
-      release = slot;
-      // The host's slot is freed at login, or when the attempt ends without one.
-      signal.addEventListener('abort', release, { once: true });
-    }
-    const plan = this.plan;
-    const lines = new LineRing(ATTEMPT_LINES);
-    const onLine = (line: string) => {
-      lines.push(line);
-      if (keepInLog(line)) this.ring.push(line, this.deps.clock.now());
-      this.deps.onLine?.(plan.spec.hash, line);
-      if (this.watchedAttempt === attempt) this.health.line(line);
-      // sshd refusing every -L channel is a cause no retry fixes (SPEC §4), but ssh
-      // would go on listening; ended here, its exit classifies as FAILED with the line.
-      if (plan.flag !== '-R' && forwardingRefusedLine(line) !== null) this.children.get(attempt)?.child.kill('SIGTERM');
-      if (isLoggedInLine(line)) release();
-      if (isEstablishedLine(line, plan.flag)) {
-        release();
-        this.dispatch({ type: 'established', attempt });
-      }
-    };
-    let child: SshChild;
-    let terminal: LoginTerminal | null = null;
-    if (mode === 'pty') {
-      const pty = this.deps.spawnPty(plan.file, plan.args, onLine);
-      // The person's terminal shows this ssh from now on (its prompt, whatever comes).
-      terminal = pty.terminal;
-      this.slot.bind(terminal);
-      child = pty;
-    } else {
-      child = this.deps.spawn(plan.file, plan.args, onLine);
-    }
-    let resolveGone!: () => void;
-    this.children.set(attempt, { child, gone: new Promise<void>((r) => (resolveGone = r)) });
-    if (child.pid !== null) registry.add(child.pid, [plan.file, ...plan.args]);
-    this.note(child.pid !== null ? `ssh started (pid ${child.pid})` : 'ssh could not be started');
-    this.dispatch({ type: 'spawned', attempt, pid: child.pid });
-
-    const exit = await child.exited;
-    release();
-    if (terminal !== null) this.slot.release(terminal);
-    this.children.delete(attempt);
-    if (child.pid !== null) registry.remove(child.pid);
-    const failure = explainExit(exit, lines.toArray(), plan);
-    this.dispatch({ type: 'exited', attempt, exit, failure, probe: probeTargetOf(failure, plan) });
-    resolveGone();
-  }
-
-  /** One attempt on a shared connection: the forward is asked for, added, and ends when cancelled or when the connection does. */
-  private async runShared(attempt: number, shared: SharedForward, signal: AbortSignal): Promise<void> {
-    const plan = this.plan;
-    const conn = this.deps.connections.get(shared.connection);
-    let resolveGone!: () => void;
-    const gone = new Promise<void>((r) => (resolveGone = r));
-    await runSharedAttempt(conn, shared, signal, {
-      line: (line) => {
-        if (keepInLog(line)) this.ring.push(line, this.deps.clock.now());
-        this.deps.onLine?.(plan.spec.hash, line);
-        if (this.watchedAttempt === attempt) this.health.line(line);
-        // As for an ssh of its own (runAttempt): every -L channel refused is a cause no retry fixes.
-        return plan.flag !== '-R' ? forwardingRefusedLine(line) : null;
-      },
-      note: (text) => this.note(text),
-      started: (child) => this.children.set(attempt, { child, gone }),
-      added: (pid) => {
-        this.dispatch({ type: 'spawned', attempt, pid });
-        this.dispatch({ type: 'established', attempt });
-      },
-      ended: (exit, failure) => {
-        this.children.delete(attempt);
-        this.dispatch({ type: 'exited', attempt, exit, failure, probe: probeTargetOf(failure, plan) });
-      },
-    });
-    resolveGone();
+  /** One of ssh's lines of `attempt`: to the tunnel's log, the line watcher, and the health watch. */
+  private sshLine(attempt: number, line: string): void {
+    if (keepInLog(line)) this.ring.push(line, this.deps.clock.now());
+    this.deps.onLine?.(this.plan.spec.hash, line);
+    this.health.line(attempt, line);
   }
 
   private async runProbe(token: number, at: number, target: ProbeTarget): Promise<void> {
@@ -409,25 +290,6 @@ export class Runner {
     this.lastEmitted = key;
     this.deps.log({ event: 'tunnel_state', hash: record.hash, name: record.name, status: record.status, pid: record.pid, last_error: record.last_error });
     this.deps.onChange(record);
-  }
-
-  /** Starts or ends the health watch as the phase enters or leaves RUNNING (one watch per attempt). */
-  private followHealth(announce: boolean): void {
-    const p = this.tunnel.phase;
-    this.quietHealth = !announce;
-    try {
-      if (p.id === 'running') {
-        if (this.watchedAttempt === p.attempt) return;
-        this.watchedAttempt = p.attempt;
-        const plan = this.plan;
-        this.health.up({ pid: p.pid, flag: plan.flag, remoteBind: plan.remoteBind, check: plan.spec.health_check ?? null, target: plan.checkTarget });
-      } else if (this.watchedAttempt !== null) {
-        this.watchedAttempt = null;
-        this.health.down();
-      }
-    } finally {
-      this.quietHealth = false;
-    }
   }
 
   /** A line of our own in the tunnel's log, between ssh's lines. */

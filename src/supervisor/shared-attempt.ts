@@ -3,8 +3,11 @@
 // while the master logs in), added (spawned with the master's pid, then established),
 // and it ends when cancelled (a stop: -O cancel) or when the connection ends — told
 // synchronously, so that the tunnel leaves RUNNING before the connection says it is down.
-import type { Failure } from './classify.js';
+import { forwardingRefusedLine, type Failure } from './classify.js';
 import type { ConnectionRunner, ForwardEnd, ForwardHandle } from './connection.js';
+import type { ConnectionPool } from './connection-pool.js';
+import { probeTargetOf } from './attempt-end.js';
+import type { AttemptHost } from './attempt-host.js';
 import type { SharedForward } from './tunnel-plan.js';
 import type { ChildExit, SshChild } from './ssh-process.js';
 
@@ -56,4 +59,30 @@ export function runSharedAttempt(conn: ConnectionRunner, shared: SharedForward, 
 
 function exitOf(end: ForwardEnd): { code: number | null; signal: string | null } {
   return end.kind === 'failed' ? { code: end.code, signal: end.signal } : { code: 0, signal: null };
+}
+
+/** The runner's side of runSharedAttempt: the forward's lines, start and end go to its lifecycle (attempt-host.ts). */
+export async function runShared(host: AttemptHost, connections: ConnectionPool, attempt: number, shared: SharedForward, signal: AbortSignal): Promise<void> {
+  const plan = host.plan();
+  const conn = connections.get(shared.connection);
+  let resolveGone!: () => void;
+  const gone = new Promise<void>((r) => (resolveGone = r));
+  await runSharedAttempt(conn, shared, signal, {
+    line: (line) => {
+      host.line(attempt, line);
+      // As for an ssh of its own (own-attempt.ts): every -L channel refused is a cause no retry fixes.
+      return plan.flag !== '-R' ? forwardingRefusedLine(line) : null;
+    },
+    note: (text) => host.note(text),
+    started: (child) => host.children.set(attempt, { child, gone }),
+    added: (pid) => {
+      host.dispatch({ type: 'spawned', attempt, pid });
+      host.dispatch({ type: 'established', attempt });
+    },
+    ended: (exit, failure) => {
+      host.children.delete(attempt);
+      host.dispatch({ type: 'exited', attempt, exit, failure, probe: probeTargetOf(failure, plan) });
+    },
+  });
+  resolveGone();
 }

@@ -8,7 +8,7 @@ import { execaControl } from './control-command.js';
 import { tcpProbe } from './probe.js';
 import { ProcessSweep, readProcessState } from './process-sweep.js';
 import type { SpawnPty } from './pty-process.js';
-import type { RunnerDeps } from './runner.js';
+import type { RunnerDeps } from './runner-deps.js';
 import { SpawnSpacer } from './spacing.js';
 import { execaSpawn } from './ssh-process.js';
 

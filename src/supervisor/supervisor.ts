@@ -1,28 +1,20 @@
 // The supervisor: one runner per configured tunnel, driven by the config (apply) and
 // by the user (start/stop, remembered in the state dir). Operations run one at a
 // time, so a reload never interleaves with a stop.
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import type { DirectionMode, TunnelSpec } from '../tunnel/spec.js';
 import type { DesiredState, StatusRecord } from '../tunnel/status.js';
-import { ChildRegistry, endLeftovers, programPath } from './children.js';
-import { checkStateDirOwner, StateDirError } from '../state-dir-owner.js';
-import { lockStateDir, type StateLock } from './state-lock.js';
-import { systemClock, type Clock } from './clock.js';
-import { DesiredStore } from './desired.js';
+import type { ChildRegistry } from './children.js';
+import type { StateLock } from './state-lock.js';
+import type { Clock } from './clock.js';
+import type { DesiredStore } from './desired.js';
 import { diffTunnels } from '../config/diff.js';
-import { buildPlan, type PlanContext } from './plan.js';
-import { Runner, type RunnerDeps, type TunnelPlan } from './runner.js';
-import { sshConfigReader } from '../ssh-config/read.js';
-import { HostViews, SSH_G_CONCURRENCY, type Resolution } from './host-views.js';
-import { userConfigFiles } from '../ssh-config/daemon-config.js';
-import { watchSshConfig, type SshConfigWatcher } from '../ssh-config/watch.js';
-import { writeDaemonSshConfig, type DaemonSshConfigFile } from './ssh-config-file.js';
+import type { PlanContext } from './plan.js';
+import { Runner, type RunnerDeps } from './runner.js';
+import { PlanRefresh } from './plan-refresh.js';
+import type { DaemonSshConfigFile } from './ssh-config-file.js';
 import { ptySpawn, type SpawnPty } from './pty-process.js';
-import { prepareStateDir, statePaths } from './state-files.js';
 import type { ConnectionPool } from './connection-pool.js';
-import { DEFAULTS, runnerDeps } from './supervisor-deps.js';
-import { prepareControlDir } from './control-path.js';
+import { runnerDeps } from './supervisor-deps.js';
 import { err, type Result } from '../result.js';
 import type { ApplyReport, Attachment, AttachRefusal, SupervisorApi, SupervisorEvent, TerminalSink } from './types.js';
 
@@ -39,49 +31,12 @@ export interface SupervisorOptions {
   onSshLine?: (hash: string, line: string) => void;
 }
 
-/**
- * Creates the supervisor: prepares the state dir (0700, writable known_hosts), ends
- * the ssh children a crashed predecessor left behind, and reads the desired states.
- * No tunnel starts before the first apply().
- */
-export async function createSupervisor(opts: SupervisorOptions): Promise<SupervisorApi> {
-  const clock = systemClock;
-  const log = opts.log ?? (() => {});
-  const paths = statePaths(opts.stateDir);
-  const uid = process.getuid?.() ?? 0;
-  const owned = checkStateDirOwner(paths.dir, uid);
-  if (!owned.ok) throw new StateDirError(owned.error);
-  prepareStateDir(paths);
-  // Before the leftovers: a second daemon on this dir would end the first one's children.
-  const lock = lockStateDir(paths.dir, process.pid);
-  if (!lock.ok) throw new StateDirError(lock.error);
-  const graceMs = DEFAULTS.graceMs;
-  const owner = { uid, program: programPath(opts.sshBin, process.env.PATH) };
-  const leftovers = await endLeftovers(paths.children, graceMs, clock, owner).catch((e: unknown) => {
-    lock.value.release();
-    throw e;
-  });
-  if (leftovers.ended.length > 0) log({ event: 'leftover_ssh_ended', pids: leftovers.ended });
-  if (leftovers.stuck.length > 0) log({ event: 'leftover_ssh_stuck', pids: leftovers.stuck });
-  if (leftovers.skipped.length > 0) {
-    log({ event: 'leftover_not_ours', pids: leftovers.skipped, message: `left alone: not processes of uid ${uid} running ${owner.program ?? opts.sshBin}` });
-  }
-  const registry = new ChildRegistry(paths.children);
-  registry.reset();
-  const daemonSshConfig = writeDaemonSshConfig(paths, opts.sshConfigPath, log);
-  const controlDir = prepareControlDir(paths.dir);
-  if (!controlDir.ok) log({ event: 'shared_connections_unavailable', error: controlDir.error });
-  const places = { knownHostsPath: paths.knownHosts, loginLogDir: paths.loginLogs, controlDir: controlDir.ok ? controlDir.value : null };
-  return new Supervisor(opts, clock, log, registry, DesiredStore.load(paths.desired), places, graceMs, daemonSshConfig, lock.value);
-}
-
-class Supervisor implements SupervisorApi {
+/** Made by createSupervisor (supervisor-start.ts) once the state dir is ready and held. */
+export class Supervisor implements SupervisorApi {
   private readonly runners = new Map<string, Runner>();
   private readonly listeners = new Set<(e: SupervisorEvent) => void>();
   private readonly runnerDeps: RunnerDeps;
-  private readonly planContext: PlanContext;
-  private readonly sshConfigWatcher: SshConfigWatcher;
-  private readonly hosts: HostViews;
+  private readonly plans: PlanRefresh;
   private readonly connections: ConnectionPool;
   private queue: Promise<unknown> = Promise.resolve();
   private shutdownPromise: Promise<void> | null = null;
@@ -97,24 +52,16 @@ class Supervisor implements SupervisorApi {
     daemonSshConfig: DaemonSshConfigFile,
     private readonly stateLock: StateLock,
   ) {
-    this.planContext = { sshBin: opts.sshBin, sshConfigPath: daemonSshConfig.path, mode: opts.mode, ...places };
-    this.sshConfigWatcher = watchSshConfig(
-      () => {
-        this.hosts.invalidate();
-        this.rereadInBackground([...this.runners.values()].map((r) => r.spec), 'ssh config changed');
-      },
-      (e) => log({ event: 'ssh_config_watch_error', error: e.message }),
-    );
-    this.hosts = new HostViews(
-      sshConfigReader(opts.sshBin, opts.sshConfigPath),
-      this.sshConfigWatcher,
-      userConfigFiles(opts.sshConfigPath).map((f) => (f.startsWith('~/') ? join(homedir(), f.slice(2)) : f)),
-      () => [...this.runners.values()].map((r) => r.spec),
+    const planContext = { sshBin: opts.sshBin, sshConfigPath: daemonSshConfig.path, mode: opts.mode, ...places };
+    this.plans = new PlanRefresh({
+      sshBin: opts.sshBin,
+      sshConfigPath: opts.sshConfigPath,
+      daemonSshConfig,
+      planContext,
+      runners: this.runners,
+      closed: () => this.shutdownPromise !== null,
       log,
-      SSH_G_CONCURRENCY,
-      // Written before the round's answers are used, so a hop's ssh finds its own block.
-      (hops) => daemonSshConfig.write(hops),
-    );
+    });
     this.runnerDeps = runnerDeps({
       clock,
       registry,
@@ -136,10 +83,10 @@ class Supervisor implements SupervisorApi {
       // read (SPEC §14); the unchanged and the reused are read again in the background
       // (below), so that applying a one-line change never waits for a thousand others:
       // what they find only affects probes and next spawns.
-      const fresh = await this.hosts.resolve([...diff.added, ...diff.changed.map((c) => c.after)], { reuse: true });
+      const fresh = await this.plans.hosts.resolve([...diff.added, ...diff.changed.map((c) => c.after)], { reuse: true });
       const planFor = (spec: TunnelSpec) => {
-        this.hosts.claim(spec.hash, fresh.round);
-        return buildPlan(spec, this.planContext, fresh.info(spec));
+        this.plans.hosts.claim(spec.hash, fresh.round);
+        return this.plans.planOf(spec, fresh);
       };
 
       await Promise.all(
@@ -175,7 +122,7 @@ class Supervisor implements SupervisorApi {
       const sorted = [...this.runners.entries()].sort(([a], [b]) => (order.get(a) ?? 0) - (order.get(b) ?? 0));
       this.runners.clear();
       for (const [h, r] of sorted) this.runners.set(h, r);
-      this.rereadInBackground([...diff.unchanged, ...fresh.reused], 'reload');
+      this.plans.rereadInBackground([...diff.unchanged, ...fresh.reused], 'reload');
 
       const report: ApplyReport = {
         added: diff.added.map((t) => t.hash),
@@ -200,7 +147,7 @@ class Supervisor implements SupervisorApi {
     return this.serial(async () => {
       const runner = this.runner(hash);
       this.desired.set([hash], 'started');
-      await this.rereadFor(runner);
+      await this.plans.rereadFor(runner);
       runner.start({ restart: false });
       return runner.status();
     });
@@ -211,7 +158,7 @@ class Supervisor implements SupervisorApi {
     return this.serial(async () => {
       const runner = this.runner(hash);
       this.desired.set([hash], 'started');
-      await this.rereadFor(runner);
+      await this.plans.rereadFor(runner);
       await runner.restart();
       return runner.status();
     });
@@ -276,7 +223,7 @@ class Supervisor implements SupervisorApi {
 
   shutdown(): Promise<void> {
     this.shutdownPromise ??= this.serial(async () => {
-      await this.sshConfigWatcher.close();
+      await this.plans.close();
       const stopped = Promise.all([...this.runners.values()].map((r) => r.stop()));
       // Ending the masters ends every forward on them: no cancel one by one.
       await this.connections.close();
@@ -299,43 +246,6 @@ class Supervisor implements SupervisorApi {
     // Callers resolve hashes (and prefixes) against the config first; this is a bug.
     if (runner === undefined) throw new Error(`no tunnel with hash ${hash}`);
     return runner;
-  }
-
-  /** An explicit start or restart uses what the ssh config says now. */
-  private async rereadFor(runner: Runner): Promise<void> {
-    const spec = runner.spec;
-    const r = await this.hosts.resolve([spec]);
-    if (this.hosts.claim(spec.hash, r.round)) runner.setPlan(buildPlan(spec, this.planContext, r.info(spec)));
-  }
-
-  /**
-   * Reads the ssh config again for `specs` without holding up other operations; each
-   * tunnel still configured as it was takes the answer unless a newer read got there first.
-   */
-  private rereadInBackground(specs: readonly TunnelSpec[], reason: string): void {
-    if (specs.length > 0) this.log({ event: 'ssh_config_reread', reason, tunnels: specs.length });
-    void this.hosts
-      .resolve(specs)
-      .then((r) => {
-        if (this.shutdownPromise !== null) return;
-        for (const spec of specs) {
-          if (this.runners.has(spec.hash) && this.hosts.claim(spec.hash, r.round)) this.replan(spec.hash, r, spec);
-        }
-      })
-      .catch((e: unknown) => this.log({ event: 'ssh_config_refresh_failed', error: String(e) }));
-  }
-
-  /** A new plan for a tunnel left running: used by its next spawn; a retrying tunnel tries at once. */
-  private replan(hash: string, r: Resolution, spec: TunnelSpec): void {
-    const runner = this.runners.get(hash);
-    if (runner === undefined) return;
-    const plan: TunnelPlan = buildPlan(spec, this.planContext, r.info(spec));
-    const before = JSON.stringify(runner.currentPlan);
-    runner.setPlan(plan);
-    if (JSON.stringify(plan) === before) return;
-    this.log({ event: 'ssh_config_applied', hash });
-    // Its backoff was probing what may be the old endpoint: try the new one now.
-    if (runner.status().status === 'RETRYING') runner.start({ restart: false });
   }
 
   /** Runs operations one at a time; after shutdown, changes are refused. */
