@@ -83,12 +83,20 @@ export async function watchConfig(path: string, onChange: () => void, opts: Watc
     if (stop.signal.aborted) return;
     // Whatever was waiting is superseded: the file now is the renamed one.
     clearTimeout(timer);
-    void Promise.all([identity(file), contents(file)]).then(([now, bytes]) => {
+    void (async () => {
+      const now = await identity(file);
+      const bytes = await contents(file);
+      const after = await identity(file);
       if (stop.signal.aborted) return;
+      // A writer may have opened the renamed file in place right after (truncated, and
+      // writing): an empty file, or one that changed while it was read, is not known
+      // to be complete, so it waits for the debounce like any write in place. Applied
+      // at once, such a file could stop every tunnel ("no tunnels").
+      if (after !== now || bytes === EMPTY_DIGEST) return schedule();
       seen = now;
       readAtOnce = `${now}|${bytes}`;
       onChange();
-    });
+    })();
   };
   let arrivals: RenameArrival | undefined;
   const watchArrivals = () => {
@@ -211,6 +219,8 @@ async function identity(path: string): Promise<string> {
     return `error:${(e as NodeJS.ErrnoException).code ?? 'unknown'}`;
   }
 }
+
+const EMPTY_DIGEST = createHash('sha256').digest('hex');
 
 /** A digest of the file's bytes (what it points at), or the error reading gives. */
 async function contents(path: string): Promise<string> {
