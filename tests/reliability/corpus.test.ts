@@ -263,7 +263,7 @@ const API_CASES: Array<[string, string, string, number, string]> = [
 ];
 
 describe('control API corpus (one daemon)', () => {
-  it.each(API_CASES)('%s → %i', async (_what, method, path, status, code) => {
+  it.each(API_CASES)('%s: %s %s → %i', async (_what, method, path, status, code) => {
     const r = await request(method, path);
     expectApiError(r, status, code);
     expect(r.headers['access-control-allow-origin']).toBeUndefined();
@@ -352,7 +352,7 @@ const PROXY_CASES: Array<[string, string | Buffer, number, string]> = [
 ];
 
 describe('proxy corpus (/v1 on the same daemon)', () => {
-  it.each(PROXY_CASES)('%s → %i %s', async (_what, body, status, code) => {
+  it.each(PROXY_CASES.map(([what, body, status, code]) => [what, status, code, body] as const))('%s → %i %s', async (_what, status, code, body) => {
     const r = await chat(body);
     expect(r.status).toBe(status);
     const e = JSON.parse(r.body).error;
@@ -401,7 +401,7 @@ describe('proxy corpus (/v1 on the same daemon)', () => {
     ['unknown /v1 path', 'GET', '/v1/nothing', 404, 'not_found'],
     ['/v1 with 8 KB of path', 'POST', `/v1/${'c'.repeat(8_000)}`, 404, 'not_found'],
   ];
-  it.each(OTHER)('%s → %i', async (_what, method, path, status, code) => {
+  it.each(OTHER)('%s: %s %s → %i', async (_what, method, path, status, code) => {
     const r = await request(method, path);
     expect(r.status).toBe(status);
     expect(JSON.parse(r.body).error.code).toBe(code);
@@ -444,7 +444,7 @@ const CLI_CASES: Array<[string, string[], number, RegExp]> = [
 ];
 
 describe('tunnel-cli corpus', () => {
-  it.each(CLI_CASES)('%s → exit %i with one line', async (_what, args, code, pattern) => {
+  it.each(CLI_CASES)('%s (args %j) → exit %i with one line', async (_what, args, code, pattern) => {
     const r = await cli(args, args.includes('--socket') || args.includes('--url') ? { TUNNEL_SOCKET: '' } : {});
     expect({ code: r.code, stderr: r.stderr }).toMatchObject({ code });
     if (args.length === 0) expect(r.stdout).toMatch(/Usage:/);
