@@ -26,6 +26,7 @@ import { ChannelOwners } from './channel-owners.js';
 import type { SpawnSpacer } from './spacing.js';
 import { isLoggedInLine, keepInLog } from './ssh-output.js';
 import { terminate, type SpawnSsh, type SshChild } from './ssh-process.js';
+import { EffectTokens } from './effect-tokens.js';
 
 /** How a forward on a shared connection ended. */
 export type ForwardEnd = { kind: 'cancelled' } | { kind: 'failed'; failure: Failure; code: number | null; signal: string | null };
@@ -80,7 +81,7 @@ const MASTER_LINES = 200;
 
 export class ConnectionRunner {
   private conn: Connection;
-  private readonly tokens = new Map<number, AbortController>();
+  private readonly tokens = new EffectTokens();
   private readonly masters = new Map<number, { child: SshChild; gone: Promise<void> }>();
   private readonly queue: ConnectionEvent[] = [];
   private draining = false;
@@ -191,26 +192,21 @@ export class ConnectionRunner {
     const { clock, graceMs } = this.deps;
     switch (e.type) {
       case 'spawn':
-        void this.runMaster(e.attempt, this.token(e.attempt));
+        void this.runMaster(e.attempt, this.tokens.signal(e.attempt));
         return;
       case 'terminate': {
         const m = this.masters.get(e.attempt);
         if (m !== undefined) void terminate(m.child, graceMs, clock);
         return;
       }
-      case 'timer': {
-        const signal = this.token(e.token);
-        void clock.sleep(e.at - clock.now(), signal).then((elapsed) => {
-          if (elapsed) this.dispatch(e.event);
-        });
+      case 'timer':
+        this.tokens.timer(clock, e.token, e.at, () => this.dispatch(e.event));
         return;
-      }
       case 'probe':
         void this.runProbe(e.token, e.at, e.target);
         return;
       case 'cancel':
-        this.tokens.get(e.token)?.abort();
-        this.tokens.delete(e.token);
+        this.tokens.cancel(e.token);
         return;
       case 'opened':
         this.forwards.addWaiting();
@@ -230,15 +226,6 @@ export class ConnectionRunner {
       default:
         unreachable(e, 'connection effect');
     }
-  }
-
-  private token(id: number): AbortSignal {
-    let ctrl = this.tokens.get(id);
-    if (ctrl === undefined) {
-      ctrl = new AbortController();
-      this.tokens.set(id, ctrl);
-    }
-    return ctrl.signal;
   }
 
   private async runMaster(attempt: number, signal: AbortSignal): Promise<void> {
@@ -288,7 +275,7 @@ export class ConnectionRunner {
 
   private async runProbe(token: number, at: number, target: ProbeTarget): Promise<void> {
     const { clock, probe } = this.deps;
-    const signal = this.token(token);
+    const signal = this.tokens.signal(token);
     if (!(await clock.sleep(at - clock.now(), signal))) return;
     const up = await probe(target, signal);
     if (!signal.aborted) this.dispatch({ type: 'probe-result', wait: token, ok: up });

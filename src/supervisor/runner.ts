@@ -20,13 +20,14 @@ import { RunningHealth } from './running-health.js';
 import type { RunnerDeps } from './runner-deps.js';
 import { LoginSlot, loginOutcome } from './login-slot.js';
 import type { Attachment, AttachRefusal, TerminalSink } from './types.js';
+import { EffectTokens } from './effect-tokens.js';
 export type { TunnelPlan } from './tunnel-plan.js';
 export type { RunnerDeps } from './runner-deps.js';
 
 export class Runner {
   private tunnel: Tunnel;
   /** Cancels the timers, probes and spawn-slot wait of each live token (attempt or wait). */
-  private readonly tokens = new Map<number, AbortController>();
+  private readonly tokens = new EffectTokens();
   private readonly children = new Map<number, Live>();
   private readonly queue: Event[] = [];
   private draining = false;
@@ -225,27 +226,22 @@ export class Runner {
     const { clock, graceMs } = this.deps;
     switch (e.type) {
       case 'spawn':
-        if (this.plan.shared !== null && e.mode === 'batch') void runShared(this.host, this.deps.connections, e.attempt, this.plan.shared, this.token(e.attempt));
-        else void runOwnAttempt(this.host, this.slot, this.deps, e.attempt, e.mode, this.token(e.attempt));
+        if (this.plan.shared !== null && e.mode === 'batch') void runShared(this.host, this.deps.connections, e.attempt, this.plan.shared, this.tokens.signal(e.attempt));
+        else void runOwnAttempt(this.host, this.slot, this.deps, e.attempt, e.mode, this.tokens.signal(e.attempt));
         return;
       case 'terminate': {
         const live = this.children.get(e.attempt);
         if (live !== undefined) void terminate(live.child, graceMs, clock);
         return;
       }
-      case 'timer': {
-        const signal = this.token(e.token);
-        void clock.sleep(e.at - clock.now(), signal).then((elapsed) => {
-          if (elapsed) this.dispatch(e.event);
-        });
+      case 'timer':
+        this.tokens.timer(clock, e.token, e.at, () => this.dispatch(e.event));
         return;
-      }
       case 'probe':
         void this.runProbe(e.token, e.at, e.target);
         return;
       case 'cancel':
-        this.tokens.get(e.token)?.abort();
-        this.tokens.delete(e.token);
+        this.tokens.cancel(e.token);
         return;
       case 'note':
         this.note(e.text);
@@ -258,15 +254,6 @@ export class Runner {
     }
   }
 
-  private token(id: number): AbortSignal {
-    let ctrl = this.tokens.get(id);
-    if (ctrl === undefined) {
-      ctrl = new AbortController();
-      this.tokens.set(id, ctrl);
-    }
-    return ctrl.signal;
-  }
-
   /** One of ssh's lines of `attempt`: to the tunnel's log, the line watcher, and the health watch. */
   private sshLine(attempt: number, line: string): void {
     if (keepInLog(line)) this.ring.push(line, this.deps.clock.now());
@@ -276,7 +263,7 @@ export class Runner {
 
   private async runProbe(token: number, at: number, target: ProbeTarget): Promise<void> {
     const { clock, probe } = this.deps;
-    const signal = this.token(token);
+    const signal = this.tokens.signal(token);
     if (!(await clock.sleep(at - clock.now(), signal))) return;
     const ok = await probe(target, signal);
     if (!signal.aborted) this.dispatch({ type: 'probe-result', wait: token, ok });
