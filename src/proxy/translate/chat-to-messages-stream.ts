@@ -16,7 +16,7 @@
 import { errorJson, type ProxyError } from '../errors.js';
 import { messagesUsage, stopReason, type MessagesContext } from './chat-to-messages-answer.js';
 import { isObject, type Json } from './shape.js';
-import { namedEvent, type SseEvent } from './sse-events.js';
+import { eventObject, namedEvent, upstreamStreamError, type SseEvent } from './sse-events.js';
 import type { StreamTranslator } from './stream.js';
 
 type Open = { kind: 'text' | 'thinking'; index: number } | null;
@@ -37,13 +37,10 @@ export class ChatToMessagesStream implements StreamTranslator {
   event(e: SseEvent): string {
     if (this.done) return '';
     if (e.data === '[DONE]') return this.close();
-    let chunk: unknown;
-    try {
-      chunk = JSON.parse(e.data);
-    } catch {
-      return this.fail({ status: 502, type: 'upstream_error', code: 'upstream_bad_event', message: 'the provider sent a stream event that is not JSON' });
-    }
-    if (!isObject(chunk)) return '';
+    const read = eventObject(e);
+    if (!read.ok) return this.fail(read.error);
+    const chunk = read.value;
+    if (chunk === null) return '';
     if (chunk.error !== undefined) return this.fail(upstreamStreamError(chunk.error));
     let out = '';
     if (!this.started) {
@@ -119,10 +116,4 @@ export class ChatToMessagesStream implements StreamTranslator {
     out += namedEvent('message_delta', { delta: this.finish ?? { stop_reason: 'end_turn', stop_sequence: null }, usage: this.usage });
     return out + namedEvent('message_stop', {});
   }
-}
-
-/** A provider's error chunk (`data: {"error": {...}}`) as the proxy's error. */
-export function upstreamStreamError(error: unknown): ProxyError {
-  const message = isObject(error) && typeof error.message === 'string' ? error.message : typeof error === 'string' ? error : JSON.stringify(error);
-  return { status: 502, type: 'upstream_error', code: 'upstream_stream_error', message: `the provider's stream ended with an error: ${message}` };
 }

@@ -14,10 +14,9 @@
  * Every event carries its sequence_number, as the API's do.
  */
 import { errorJson, type ProxyError } from '../errors.js';
-import { upstreamStreamError } from './chat-to-messages-stream.js';
 import { callItem, messageItem, reasoningItem, responseObject, responsesUsage, type ResponsesContext } from './chat-to-responses-answer.js';
 import { isObject, type Json } from './shape.js';
-import type { SseEvent } from './sse-events.js';
+import { eventObject, upstreamStreamError, type SseEvent } from './sse-events.js';
 import type { StreamTranslator } from './stream.js';
 
 type Item = { kind: 'message' | 'reasoning'; index: number; id: string; text: string } | { kind: 'call'; index: number; id: string; callId: string; name: string; args: string };
@@ -40,13 +39,10 @@ export class ChatToResponsesStream implements StreamTranslator {
   event(e: SseEvent): string {
     if (this.done) return '';
     if (e.data === '[DONE]') return this.close();
-    let chunk: unknown;
-    try {
-      chunk = JSON.parse(e.data);
-    } catch {
-      return this.fail({ status: 502, type: 'upstream_error', code: 'upstream_bad_event', message: 'the provider sent a stream event that is not JSON' });
-    }
-    if (!isObject(chunk)) return '';
+    const read = eventObject(e);
+    if (!read.ok) return this.fail(read.error);
+    const chunk = read.value;
+    if (chunk === null) return '';
     if (chunk.error !== undefined) return this.fail(upstreamStreamError(chunk.error));
     let out = '';
     if (!this.started) {

@@ -12,10 +12,9 @@
  * Other events (ping, content_block_stop, signature deltas) make no chunk.
  */
 import { errorJson, type ProxyError } from '../errors.js';
-import { upstreamStreamError } from './chat-to-messages-stream.js';
 import { chatUsage, finishReason } from './messages-to-chat-answer.js';
 import { isObject, type Json } from './shape.js';
-import { dataEvent, type SseEvent } from './sse-events.js';
+import { dataEvent, eventObject, upstreamStreamError, type SseEvent } from './sse-events.js';
 import type { StreamTranslator } from './stream.js';
 
 export class MessagesToChatStream implements StreamTranslator {
@@ -31,13 +30,10 @@ export class MessagesToChatStream implements StreamTranslator {
 
   event(e: SseEvent): string {
     if (this.done) return '';
-    let v: unknown;
-    try {
-      v = JSON.parse(e.data);
-    } catch {
-      return this.fail({ status: 502, type: 'upstream_error', code: 'upstream_bad_event', message: 'the provider sent a stream event that is not JSON' });
-    }
-    if (!isObject(v)) return '';
+    const read = eventObject(e);
+    if (!read.ok) return this.fail(read.error);
+    const v = read.value;
+    if (v === null) return '';
     switch (v.type ?? e.name) {
       case 'message_start': {
         const m = isObject(v.message) ? v.message : {};

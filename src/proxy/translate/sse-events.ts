@@ -4,6 +4,9 @@
  * fields other than `event` and `data` are left out (`id`, `retry`: the proxy's
  * streams are not resumed).
  */
+import { err, ok, type Result } from '../../result.js';
+import type { ProxyError } from '../errors.js';
+import { isObject, type Json } from './shape.js';
 
 export interface SseEvent {
   /** The `event:` field, or null (OpenAI's streams name none). */
@@ -40,3 +43,23 @@ export const namedEvent = (type: string, value: Record<string, unknown>): string
 
 /** An event as OpenAI's API writes them: data only. */
 export const dataEvent = (value: unknown): string => `data: ${JSON.stringify(value)}\n\n`;
+
+/**
+ * An event's data as the object every provider's stream event is: the object, null
+ * for JSON that is not an object (skipped), or the error for data that is not JSON.
+ */
+export function eventObject(e: SseEvent): Result<Json | null, ProxyError> {
+  let v: unknown;
+  try {
+    v = JSON.parse(e.data);
+  } catch {
+    return err({ status: 502, type: 'upstream_error', code: 'upstream_bad_event', message: 'the provider sent a stream event that is not JSON' });
+  }
+  return ok(isObject(v) ? v : null);
+}
+
+/** A provider's error chunk (`data: {"error": {...}}`) as the proxy's error. */
+export function upstreamStreamError(error: unknown): ProxyError {
+  const message = isObject(error) && typeof error.message === 'string' ? error.message : typeof error === 'string' ? error : JSON.stringify(error);
+  return { status: 502, type: 'upstream_error', code: 'upstream_stream_error', message: `the provider's stream ended with an error: ${message}` };
+}
