@@ -114,6 +114,28 @@ describe('the web panel in Chromium', () => {
     expect(await roundTrip(bringPort, 'after restart')).toBe('after restart');
   });
 
+  it("an action's answer overtaken by the live stream does not cover it: Start's STARTING arriving after RUNNING leaves Running", async () => {
+    const hash = await hashOf('bring');
+    await cli('stop-tunnel', hash);
+    await expect.poll(() => badge('bring').textContent(), { timeout: 10_000 }).toBe('Stopped');
+    // Hold Start's answer (taken when the tunnel was STARTING) until the page has shown RUNNING from the stream.
+    let heldState = '';
+    await page.route('**/api/daemon/start/*', async (route) => {
+      const answer = await route.fetch();
+      heldState = ((await answer.json()) as { status: string }).status;
+      await expect.poll(() => badge('bring').textContent(), { timeout: 15_000 }).toBe('Running');
+      await route.fulfill({ response: answer });
+    });
+    const answered = page.waitForResponse('**/api/daemon/start/*');
+    await card('bring').getByRole('button', { name: 'Start' }).click();
+    await answered;
+    await page.unroute('**/api/daemon/start/*');
+    expect(heldState).toBe('STARTING');
+    // The page reads the answer right after it arrives; give it that moment, then it must still say Running.
+    await page.waitForTimeout(300);
+    expect(await badge('bring').textContent()).toBe('Running');
+  });
+
   it('shows the recent ssh output of a tunnel', async () => {
     await card('bring').locator('summary').click();
     const logs = card('bring').locator('[data-testid="logs"]');

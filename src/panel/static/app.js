@@ -56,8 +56,14 @@ $('logout').addEventListener('click', async () => {
 
 document.addEventListener('panel:login-required', () => showLogin());
 
+// Reads may overlap (a reload event, the tab coming back): only the last one asked is shown,
+// since answers can arrive out of order and an older view must not cover a newer one.
+let configReads = 0;
+
 async function loadConfig() {
+  const read = ++configReads;
   const r = await api('GET', '/api/config');
+  if (read !== configReads) return true;
   if (!r.ok) { if (r.status !== 401) toast(errorText(r), true); return false; }
   state.mode = r.data.mode;
   state.directions = r.data.directions;
@@ -74,11 +80,13 @@ function connectEvents() {
     state.daemon = s.daemon;
     state.health = s.health;
     state.statuses = new Map(s.statuses.map((r) => [r.hash, r]));
+    state.snapshots++;
     render();
   });
   es.addEventListener('status', (ev) => {
     const rec = JSON.parse(ev.data);
     state.statuses.set(rec.hash, rec);
+    state.statusEvents.set(rec.hash, (state.statusEvents.get(rec.hash) ?? 0) + 1);
     renderStatus(rec);
   });
   es.addEventListener('reload', () => { loadConfig(); });

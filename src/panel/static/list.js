@@ -5,7 +5,7 @@ import { $, confirmDialog, h, toast } from './dom.js';
 import { openEditor } from './editor.js';
 import { format, t } from './i18n.js';
 import { codeText, errorText, problemWhere, withCode } from './messages.js';
-import { state } from './state.js';
+import { answerIsNewest, state, statusMark } from './state.js';
 import { openTerminal } from './terminal.js';
 
 /** A state's words: the code (RUNNING) stays in data-state; the words are the language's. */
@@ -225,15 +225,17 @@ setInterval(() => {
 }, 1000);
 
 async function control(action, entry) {
+  const mark = statusMark();
   const r = await api('POST', `/api/daemon/${action}/${entry.hash}`);
   if (!r.ok) { toast(t('toast.tunnel_error', { name: entry.fields.name || t('card.unnamed'), text: errorText(r) }), true); return; }
-  if (r.data && r.data.hash) { state.statuses.set(r.data.hash, r.data); renderStatus(r.data); }
+  if (r.data && r.data.hash && answerIsNewest(mark, r.data.hash)) { state.statuses.set(r.data.hash, r.data); renderStatus(r.data); }
 }
 
 async function controlAll(action) {
+  const mark = statusMark();
   const r = await api('POST', `/api/daemon/${action}`);
   if (!r.ok) { toast(errorText(r), true); return; }
-  if (Array.isArray(r.data)) { for (const s of r.data) state.statuses.set(s.hash, s); render(); }
+  if (Array.isArray(r.data)) { for (const s of r.data) if (answerIsNewest(mark, s.hash)) state.statuses.set(s.hash, s); render(); }
 }
 
 $('start-all').addEventListener('click', () => controlAll('start'));
