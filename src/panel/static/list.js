@@ -77,8 +77,15 @@ function logsBlock(hash) {
   return details;
 }
 
+// Each status event of an open card reads its lines again; reads may overlap and answer
+// out of order, so only the last one asked for a tunnel is shown.
+const logReads = new Map();
+
 async function loadLogs(hash, pre) {
+  const read = (logReads.get(hash) ?? 0) + 1;
+  logReads.set(hash, read);
   const r = await api('GET', `/api/daemon/logs/${hash}`);
+  if (logReads.get(hash) !== read) return;
   const text = r.ok ? (r.data.lines.length > 0 ? r.data.lines.join('\n') : t('logs.empty')) : errorText(r);
   state.logs.set(hash, text);
   // Follow the newest lines unless the user scrolled up to read older ones.
