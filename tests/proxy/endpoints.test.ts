@@ -7,8 +7,16 @@ import { call, open, startHarness, type Harness } from './harness.js';
 let h: Harness;
 beforeAll(async () => {
   h = await startHarness((base) => ({
-    default_timeout: 0.3,
-    providers: { o: { base_url: base }, a: { base_url: base, format: 'anthropic' }, both: { base_url: base, format: ['openai', 'anthropic'] } },
+    // Short timeouts only where a timeout is the point: elsewhere a busy machine's pause
+    // must not turn a cut stream or a slow answer into a timeout.
+    default_timeout: 10,
+    providers: {
+      o: { base_url: base },
+      a: { base_url: base, format: 'anthropic' },
+      both: { base_url: base, format: ['openai', 'anthropic'] },
+      oq: { base_url: base, timeout: 0.3 },
+      aq: { base_url: base, format: 'anthropic', timeout: 0.3 },
+    },
   }));
 });
 afterAll(async () => {
@@ -21,7 +29,7 @@ const body = (path: string, model: string, extra: Record<string, unknown> = {}) 
 
 describe.each(OPENAI)('%s', (path) => {
   it('504 upstream_timeout with x-should-retry: false when the provider does not answer', async () => {
-    const r = await call(h.url, { path, body: body(path, 'o:hang') });
+    const r = await call(h.url, { path, body: body(path, 'oq:hang') });
     expect(r.status).toBe(504);
     expect(r.headers['x-should-retry']).toBe('false');
     expect(r.json.error).toMatchObject({ type: 'timeout_error', code: 'upstream_timeout' });
@@ -50,7 +58,7 @@ describe.each(OPENAI)('%s', (path) => {
 describe('/v1/messages', () => {
   const path = '/v1/messages';
   it('answers its errors in Anthropic\'s shape: timeout, bad body, unknown model; an OpenAI-format provider gets it translated', async () => {
-    const timeout = await call(h.url, { path, body: body(path, 'a:hang') });
+    const timeout = await call(h.url, { path, body: body(path, 'aq:hang') });
     expect(timeout.status).toBe(504);
     expect(timeout.json).toEqual({ type: 'error', error: { type: 'timeout_error', message: expect.stringContaining('did not answer') } });
     expect((await call(h.url, { path, body: '{"model": 1}' })).json).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });

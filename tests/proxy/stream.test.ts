@@ -19,6 +19,7 @@ describe('streaming, client disconnects and timeouts', () => {
         mock: { base_url: base },
         quick: { base_url: base, timeout: 0.4 },
         roomy: { base_url: base, timeout: 2 },
+        steady: { base_url: base, timeout: 1 },
       },
     }));
   });
@@ -128,12 +129,13 @@ describe('streaming, client disconnects and timeouts', () => {
     expect(await (await h.mock.request(at)).ended).toBe('client_closed');
   });
 
-  // Gaps far below the timeout, so a busy machine's timer lag cannot turn one into a stall.
-  it('does not cut a long stream that keeps flowing (1 s of chunks, 0.4 s timeout)', async () => {
-    const x = open(h.url, chat('quick:stream:20:50', { stream: true }));
+  // Gaps far below the timeout (50 ms against 1 s), so a busy machine's pause cannot turn
+  // one into a stall; the stream outlasts the timeout, so a timer not re-armed would cut it.
+  it('does not cut a long stream that keeps flowing (1.5 s of chunks, 1 s timeout)', async () => {
+    const x = open(h.url, chat('steady:stream:30:50', { stream: true }));
     expect(await x.done).toBe('end');
     const all = events(x.text());
-    expect(all).toHaveLength(21);
+    expect(all).toHaveLength(31);
     expect(all.at(-1)).toBe('[DONE]');
   });
 
