@@ -29,7 +29,7 @@ export const statusRecordSchema = z.object({
   next_retry_at: isoTime.nullable(),
   health: z.object({ state: z.enum(['ok', 'degraded', 'unknown']), reason: z.string().nullable(), since: isoTime }),
   /** The shared connection carrying the forward (SPEC §14); null for a tunnel with an ssh of its own. */
-  connection: z.object({ id: z.string(), pid: z.number().int().nullable(), state: z.enum(['down', 'connecting', 'up', 'retrying', 'stopping']) }).nullable(),
+  connection: z.object({ id: z.string(), pid: z.number().int().nullable(), state: z.enum(['down', 'connecting', 'awaiting_login', 'up', 'retrying', 'stopping']) }).nullable(),
 });
 export const statusListSchema = z.array(statusRecordSchema);
 

@@ -5,6 +5,7 @@ import { ConnectionRunner, type ConnectionDeps, type ConnectionPlan } from './co
 
 export class ConnectionPool {
   private readonly connections = new Map<string, ConnectionRunner>();
+  private readonly openedListeners = new Set<(id: string) => void>();
 
   constructor(private readonly deps: ConnectionDeps) {}
 
@@ -16,10 +17,24 @@ export class ConnectionPool {
       created.watch(() => {
         if (created.idle && this.connections.get(plan.id) === created) this.connections.delete(plan.id);
       });
+      created.onOpened(() => {
+        for (const fn of [...this.openedListeners]) fn(plan.id);
+      });
       this.connections.set(plan.id, created);
       c = created;
     }
     return c;
+  }
+
+  /** True while connection `id`'s master is up. */
+  isUp(id: string): boolean {
+    return this.connections.get(id)?.up === true;
+  }
+
+  /** Calls `fn` with a connection's id each time its master is up. */
+  onOpened(fn: (id: string) => void): () => void {
+    this.openedListeners.add(fn);
+    return () => this.openedListeners.delete(fn);
   }
 
   /** Ends every master (daemon shutdown) and waits for them to be gone. */

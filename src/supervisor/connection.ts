@@ -1,7 +1,9 @@
 // One shared connection's runner (SPEC §14): the shell around its pure lifecycle
 // (connection-lifecycle.ts). It starts and ends the ControlMaster, hands each tunnel's
 // forward to its queue (forward-queue.ts: `ssh -O forward`/`cancel`), and routes the
-// master's lines to the forwards they are about (channel-owners.ts).
+// master's lines to the forwards they are about (channel-owners.ts). An interactive
+// connection's master runs in a pseudo-terminal, shown to the person attached to its
+// login slot through whichever of its tunnels they named (SPEC §13, §14).
 import { rmSync } from 'node:fs';
 import { unreachable } from '../unreachable.js';
 import { classifyExit, spawnFailure, type Failure } from './classify.js';
@@ -26,6 +28,8 @@ import { ChannelOwners } from './channel-owners.js';
 import type { SpawnSpacer } from './spacing.js';
 import { isLoggedInLine, keepInLog } from './ssh-output.js';
 import { terminate, type SpawnSsh, type SshChild } from './ssh-process.js';
+import type { LoginTerminal, SpawnPty } from './pty-process.js';
+import { LoginSlot } from './login-slot.js';
 import { EffectTokens } from './effect-tokens.js';
 
 /** How a forward on a shared connection ended. */
@@ -55,6 +59,8 @@ export interface ForwardHandle {
 export interface ConnectionDeps {
   clock: Clock;
   spawn: SpawnSsh;
+  /** Spawns an interactive connection's master in a pseudo-terminal. */
+  spawnPty: SpawnPty;
   control: RunControl;
   probe: Probe;
   spacer: SpawnSpacer;
@@ -74,6 +80,8 @@ export interface ConnectionPlan {
   controlPath: string;
   spacingKey: string;
   sshEndpoint: { host: string; port: number } | null;
+  /** Logs in through a person: the master runs in a pseudo-terminal (its args carry `-E`, no BatchMode). */
+  interactive: boolean;
 }
 
 // Lines of the master kept to explain its end and a forward's failure.
@@ -91,12 +99,15 @@ export class ConnectionRunner {
   /** Tunnels that want this connection, with what to call when it is back. */
   private readonly members = new Map<string, () => void>();
   private readonly watchers = new Set<() => void>();
+  private readonly openedListeners = new Set<() => void>();
+  /** The person's terminal on an interactive connection's login, whichever of its tunnels they named. */
+  readonly slot = new LoginSlot();
 
   constructor(
     private plan: ConnectionPlan,
     private readonly deps: ConnectionDeps,
   ) {
-    this.conn = initialConnection(deps.clock.now());
+    this.conn = initialConnection(deps.clock.now(), plan.interactive);
     this.forwards = new ForwardQueue({
       master: () => {
         const p = this.conn.phase;
@@ -116,7 +127,7 @@ export class ConnectionRunner {
 
   /** The `connection` field of a status record. */
   record(): { id: string; pid: number | null; state: ConnectionState } {
-    return { id: this.plan.id, pid: connectionPid(this.conn.phase), state: connectionState(this.conn.phase) };
+    return { id: this.plan.id, pid: connectionPid(this.conn.phase), state: connectionState(this.conn.phase, this.conn.interactive) };
   }
 
   /** True once nothing runs or waits: the pool may forget it. */
@@ -150,6 +161,22 @@ export class ConnectionRunner {
     // The tunnel that asks joins right after (Runner.followConnection); were it not to,
     // the master would end as unwanted at the next member that leaves.
     this.dispatch({ type: 'wanted', now: true });
+  }
+
+  /** Called each time the master is up (after the forwards waiting for it were asked for). */
+  onOpened(fn: () => void): () => void {
+    this.openedListeners.add(fn);
+    return () => this.openedListeners.delete(fn);
+  }
+
+  /** A person attached a terminal to this connection's login: a stale prompt is replaced by a fresh one. */
+  login(): void {
+    this.dispatch({ type: 'login' });
+  }
+
+  /** True while the master is up: a tunnel that asks now gets its forward without a login. */
+  get up(): boolean {
+    return this.conn.phase.id === 'up';
   }
 
   /** Asks for a forward: added once the master is up, ended at once with the cause while it is down. */
@@ -212,6 +239,7 @@ export class ConnectionRunner {
         this.forwards.addWaiting();
         // Tunnels backing off because this connection was down come back together.
         for (const kick of [...this.members.values()]) kick();
+        for (const fn of [...this.openedListeners]) fn();
         return;
       case 'lost':
         this.forwards.endAll(e.failure, e.exit);
@@ -231,7 +259,8 @@ export class ConnectionRunner {
   private async runMaster(attempt: number, signal: AbortSignal): Promise<void> {
     const { spacer, registry, clock } = this.deps;
     const plan = this.plan;
-    const slot = await spacer.acquire(plan.spacingKey, signal);
+    // A login that waits for a person must not hold a spawn slot other logins to the host need.
+    const slot = plan.interactive ? () => undefined : await spacer.acquire(plan.spacingKey, signal);
     if (slot === null) return;
     if (signal.aborted) {
       slot();
@@ -256,13 +285,24 @@ export class ConnectionRunner {
         this.dispatch({ type: 'ready', attempt });
       }
     };
-    const child = this.deps.spawn(plan.file, plan.args, onLine);
+    let child: SshChild;
+    let terminal: LoginTerminal | null = null;
+    if (plan.interactive) {
+      const pty = this.deps.spawnPty(plan.file, plan.args, onLine);
+      // The person's terminal shows this master's login from now on.
+      terminal = pty.terminal;
+      this.slot.bind(terminal);
+      child = pty;
+    } else {
+      child = this.deps.spawn(plan.file, plan.args, onLine);
+    }
     let resolveGone!: () => void;
     this.masters.set(attempt, { child, gone: new Promise<void>((r) => (resolveGone = r)) });
     if (child.pid !== null) registry.add(child.pid, [plan.file, ...plan.args]);
     this.dispatch({ type: 'spawned', attempt, pid: child.pid });
     const exit = await child.exited;
     slot();
+    if (terminal !== null) this.slot.release(terminal);
     this.masters.delete(attempt);
     if (child.pid !== null) registry.remove(child.pid);
     rmSync(plan.controlPath, { force: true });

@@ -122,12 +122,30 @@ export class Runner {
    * tries at once. `restart` counts it in `restarts` (a config change, not a user start).
    */
   start(opts: { restart: boolean }): void {
-    // Out of RETRYING at once, and out of FAILED or STOPPED afresh: its connection too,
-    // which may be backing off or resting after a failure no retry fixes.
+    this.reviveConnection();
+    this.dispatch({ type: 'start', restart: opts.restart });
+  }
+
+  /**
+   * Out of RETRYING at once, and out of FAILED, STOPPED or AUTH_REQUIRED afresh: its
+   * connection too, which may be backing off, or resting after a failure no retry fixes
+   * or a login that ended without a person.
+   */
+  private reviveConnection(): void {
     const shared = this.plan.shared;
     const phase = this.tunnel.phase.id;
     if (shared !== null && (phase === 'backoff' || !isActive(this.tunnel.phase))) this.deps.connections.get(shared.connection).retryNow(shared.connection);
-    this.dispatch({ type: 'start', restart: opts.restart });
+  }
+
+  /** True when the tunnel's login is its shared connection's: a person logs in once for every interactive tunnel on it. */
+  get sharesLogin(): boolean {
+    return this.plan.shared?.connection.interactive === true;
+  }
+
+  /** The person's terminal on this tunnel's login: its own ssh's, or its shared connection's. */
+  private loginSlot(): LoginSlot {
+    const shared = this.plan.shared;
+    return shared !== null && shared.connection.interactive ? this.deps.connections.get(shared.connection).slot : this.slot;
   }
 
   /** Ends the child (TERM, then KILL after the grace period) and resolves once it is gone. */
@@ -152,13 +170,17 @@ export class Runner {
    * and replaces a stale prompt. One terminal at a time; none once RUNNING.
    */
   attach(sink: TerminalSink): Result<Attachment, AttachRefusal> {
-    const name = this.plan.spec.name;
+    const { name, remote_host } = this.plan.spec;
     if (this.tunnel.phase.id === 'running') return err({ reason: 'running', message: `${name} is already RUNNING: it needs no login now` });
-    const attached = this.slot.attach(sink);
+    const attached = this.loginSlot().attach(sink, this.hash);
     if (!attached.ok) {
-      return err({ reason: 'busy', message: `another terminal is attached to the login of ${name}; close it first (Ctrl-C in tunnel-cli, or the panel's terminal window)` });
+      const whose = this.sharesLogin ? `the login ${name} shares with the other interactive tunnels to ${remote_host}` : `the login of ${name}`;
+      return err({ reason: 'busy', message: `another terminal is attached to ${whose}; close it first (Ctrl-C in tunnel-cli, or the panel's terminal window)` });
     }
+    this.reviveConnection();
     this.dispatch({ type: 'login' });
+    // Once this tunnel waits on it: a stale prompt of the shared login is replaced.
+    if (this.plan.shared !== null && this.sharesLogin) this.deps.connections.get(this.plan.shared.connection).login();
     return attached;
   }
 
@@ -212,9 +234,11 @@ export class Runner {
 
   /** Ends an attached terminal's session once the login is over, one way or the other. */
   private settleLogin(): void {
-    if (!this.slot.attached) return;
+    // A shared login's terminal is settled by the tunnel it was attached through.
+    const slot = this.loginSlot();
+    if (slot.owner !== this.hash) return;
     const outcome = loginOutcome(this.tunnel);
-    if (outcome !== null) this.slot.end(outcome);
+    if (outcome !== null) slot.end(outcome);
   }
 
   private rules(): Rules {
@@ -226,7 +250,7 @@ export class Runner {
     const { clock, graceMs } = this.deps;
     switch (e.type) {
       case 'spawn':
-        if (this.plan.shared !== null && e.mode === 'batch') void runShared(this.host, this.deps.connections, e.attempt, this.plan.shared, this.tokens.signal(e.attempt));
+        if (this.plan.shared !== null) void runShared(this.host, this.deps.connections, e.attempt, this.plan.shared, this.tokens.signal(e.attempt));
         else void runOwnAttempt(this.host, this.slot, this.deps, e.attempt, e.mode, this.tokens.signal(e.attempt));
         return;
       case 'terminate': {

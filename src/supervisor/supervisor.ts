@@ -72,6 +72,13 @@ export class Supervisor implements SupervisorApi {
       ...(opts.onSshLine !== undefined ? { onLine: opts.onSshLine } : {}),
     });
     this.connections = this.runnerDeps.connections;
+    // SPEC §14: one login carries every interactive tunnel to its host; once it is up,
+    // the others waiting for a person (or never started) need none and start.
+    this.connections.onOpened((id) => {
+      this.serial(async () => {
+        for (const r of this.runners.values()) if (r.sharesLogin && r.currentPlan.shared?.connection.id === id && !r.active && this.autoStarts(r)) r.start({ restart: false });
+      }).catch(() => undefined);
+    });
   }
 
   apply(tunnels: readonly TunnelSpec[]): Promise<ApplyReport> {
@@ -106,7 +113,7 @@ export class Supervisor implements SupervisorApi {
           if (runner === undefined) return;
           // The next spawn uses the new plan; a restart replaces the child without passing through STOPPED.
           runner.setPlan(planFor(after));
-          if (!this.autoStarts(after)) await runner.stop();
+          if (!this.autoStarts(runner)) await runner.stop();
           else if (runner.active) await runner.restart();
           else runner.start({ restart: false });
         }),
@@ -114,7 +121,7 @@ export class Supervisor implements SupervisorApi {
       for (const spec of diff.added) {
         const runner = new Runner(planFor(spec), this.runnerDeps);
         this.runners.set(spec.hash, runner);
-        if (this.autoStarts(spec)) runner.start({ restart: false });
+        if (this.autoStarts(runner)) runner.start({ restart: false });
         else this.emit({ type: 'status', record: runner.status() });
       }
       // Keep the config's order for statuses().
@@ -235,10 +242,16 @@ export class Supervisor implements SupervisorApi {
     return this.shutdownPromise;
   }
 
-  /** Desired state decides; an unknown one means "as configured", except for interactive tunnels. */
-  private autoStarts(spec: TunnelSpec): boolean {
-    const wanted: DesiredState | undefined = this.desired.get(spec.hash);
-    return wanted !== 'stopped' && !spec.interactive;
+  /**
+   * Desired state decides; an unknown one means "as configured", except for interactive
+   * tunnels, which start by themselves only while the login they share is up (SPEC §14).
+   */
+  private autoStarts(runner: Runner): boolean {
+    const wanted: DesiredState | undefined = this.desired.get(runner.hash);
+    if (wanted === 'stopped') return false;
+    if (!runner.spec.interactive) return true;
+    const shared = runner.currentPlan.shared;
+    return runner.sharesLogin && shared !== null && this.connections.isUp(shared.connection.id);
   }
 
   private runner(hash: string): Runner {
