@@ -1,0 +1,142 @@
+// Interactive tunnels share their host's login (SPEC §13, §14): the built daemon, a real
+// sshd that asks for a key and then a one-time code, and tunnel-cli auth in a real
+// pseudo-terminal. One code brings every interactive tunnel to the host up; a tunnel
+// added while that login lives needs none; the login's end sends them all back to
+// AUTH_REQUIRED together; `shared: false` keeps a login of its own.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { alive } from '../integration/supervisor-fixture.js';
+import { CLI, echoServer, port, roundTrip, type Daemon } from './daemon-harness.js';
+import { cliInPty, interactiveEntry, startInteractiveDaemon } from './interactive-harness.js';
+import { startOtpSshd, type OtpSshd } from './otp-sshd.js';
+
+const run = promisify(execFile);
+
+interface Status {
+  hash: string;
+  name: string;
+  status: string;
+  pid: number | null;
+  last_error: string | null;
+  connection: { id: string; pid: number | null; state: string } | null;
+}
+
+describe('one login per host for interactive tunnels, against a 2FA bastion', () => {
+  let server: OtpSshd;
+  const echoes: { close(): Promise<void> }[] = [];
+  const ports: Record<string, { echo: number; local: number }> = {};
+  let d: Daemon;
+  let config = '';
+
+  const statuses = () => d.json<Status[]>('/status');
+  const byName = async (name: string) => (await statuses()).find((s) => s.name === name)!;
+  const entry = (name: string) => interactiveEntry(name, ports[name]!.echo, ports[name]!.local);
+  const hashOf = async (name: string) => (await byName(name)).hash;
+  /** `tunnel-cli <command> <hash of name>`. */
+  const cli = async (command: string, name: string, ...extra: string[]) => run(process.execPath, [CLI, '--socket', d.socketPath, command, ...extra, await hashOf(name)]);
+  /** `tunnel-cli auth <hash of name>` typing one valid code at the prompt; resolves to its exit code. */
+  const authWithCode = async (name: string) => {
+    const auth = cliInPty(['--socket', d.socketPath, 'auth', (await hashOf(name)).slice(0, 8)]);
+    try {
+      await auth.waitFor(/Verification code: /);
+      auth.write(`${server.code()}\r`);
+      return await auth.exited;
+    } finally {
+      auth.kill();
+    }
+  };
+  const carries = async (name: string) => expect(await roundTrip(ports[name]!.local, `via ${name}`)).toBe(`via ${name}`);
+
+  beforeAll(async () => {
+    server = await startOtpSshd();
+    for (const name of ['alpha', 'beta', 'gamma', 'own']) {
+      const echo = await port();
+      echoes.push(await echoServer(echo));
+      ports[name] = { echo, local: await port() };
+    }
+    config = `tunnels:\n${entry('alpha')}${entry('beta')}${entry('own')}    shared: false\n`;
+    d = await startInteractiveDaemon(server, config.slice('tunnels:\n'.length));
+  });
+
+  afterAll(async () => {
+    await d?.cleanup();
+    await Promise.all(echoes.map((e) => e.close()));
+    await server?.cleanup();
+  });
+
+  it('two tunnels started wait for one login, named by their connection; one code through either brings both up', async () => {
+    await cli('start-tunnel', 'alpha', '--no-wait');
+    await cli('start-tunnel', 'beta', '--no-wait');
+    const waiting = await d.waitFor('both waiting at one prompt', async () => {
+      const [a, b] = [await byName('alpha'), await byName('beta')];
+      return a.connection?.state === 'awaiting_login' && a.connection.pid !== null && b.status === 'AUTH_REQUIRED' ? [a, b] : undefined;
+    });
+    for (const s of waiting) expect(s).toMatchObject({ status: 'AUTH_REQUIRED', pid: null, connection: { id: waiting[0]!.connection!.id, state: 'awaiting_login' } });
+    const before = server.logins();
+
+    // The code is typed through beta; alpha comes up with it.
+    expect(await authWithCode('beta')).toBe(0);
+    const [a, b] = [await d.waitState('alpha', 'RUNNING'), await byName('beta')];
+    expect(b.status).toBe('RUNNING');
+    expect(a.pid).toBe(waiting[0]!.connection!.pid);
+    expect(b.pid).toBe(a.pid);
+    expect(a.connection).toMatchObject({ state: 'up', pid: a.pid });
+    await carries('alpha');
+    await carries('beta');
+    expect(server.logins() - before).toBe(1);
+  });
+
+  it('a tunnel added to the file while the login lives starts RUNNING without a prompt; a restarted one too', async () => {
+    const before = server.logins();
+    const up = await byName('alpha');
+    d.writeConfig(`${config}${entry('gamma')}`);
+    const g = await d.waitState('gamma', 'RUNNING');
+    expect(g.connection).toEqual(up.connection);
+    await carries('gamma');
+
+    await cli('restart-tunnel', 'beta');
+    await d.waitState('beta', 'RUNNING');
+    await carries('beta');
+    expect(server.logins() - before).toBe(0);
+  });
+
+  it('the login killed: every tunnel leaves RUNNING at once with the cause, waits for one fresh login, and one code brings all back', async () => {
+    const master = (await byName('alpha')).connection!.pid!;
+    const before = server.logins();
+    process.kill(master, 'SIGKILL');
+    const down = await d.waitFor('all three back to AUTH_REQUIRED', async () => {
+      const all = (await statuses()).filter((s) => s.name !== 'own');
+      return all.every((s) => s.status === 'AUTH_REQUIRED') && all[0]!.connection?.state === 'awaiting_login' && all[0]!.connection.pid !== null ? all : undefined;
+    });
+    for (const s of down) {
+      expect(s.last_error).toMatch(/connection|lost|ended/i);
+      expect(s.pid).toBeNull();
+    }
+    expect(alive(master)).toBe(false);
+    expect(new Set(down.map((s) => s.connection!.id)).size).toBe(1);
+    // One fresh login waits at its prompt for the three: no login per tunnel, no loop.
+    expect(server.logins() - before).toBeLessThanOrEqual(1);
+
+    expect(await authWithCode('gamma')).toBe(0);
+    for (const name of ['alpha', 'beta', 'gamma']) {
+      await d.waitState(name, 'RUNNING');
+      await carries(name);
+    }
+  });
+
+  it('shared: false keeps a login of its own: it asks for its own code while the shared login is up', async () => {
+    const own = await byName('own');
+    expect(own.connection).toBeNull();
+    await cli('start-tunnel', 'own', '--no-wait');
+    await d.waitState('own', 'AUTH_REQUIRED');
+    const before = server.logins();
+    expect(await authWithCode('own')).toBe(0);
+    const s = await d.waitState('own', 'RUNNING');
+    expect(s.pid).not.toBe((await byName('alpha')).pid);
+    await carries('own');
+    expect(server.logins() - before).toBe(1);
+    // The shared login was not disturbed.
+    await carries('alpha');
+  });
+});
