@@ -75,8 +75,19 @@ describe('one login per host for interactive tunnels, against a 2FA bastion', ()
     for (const s of waiting) expect(s).toMatchObject({ status: 'AUTH_REQUIRED', pid: null, connection: { id: waiting[0]!.connection!.id, state: 'awaiting_login' } });
     const before = server.logins();
 
-    // The code is typed through beta; alpha comes up with it.
-    expect(await authWithCode('beta')).toBe(0);
+    // The code is typed through beta; alpha comes up with it. One terminal at a time on
+    // the one login, whichever tunnel it names.
+    const auth = cliInPty(['--socket', d.socketPath, 'auth', (await hashOf('beta')).slice(0, 8)]);
+    try {
+      await auth.waitFor(/Verification code: /);
+      const other = cliInPty(['--socket', d.socketPath, 'auth', (await hashOf('alpha')).slice(0, 8)]);
+      expect(await other.exited).toBe(1);
+      expect(other.output()).toMatch(/another terminal is attached to the login alpha shares with the other interactive tunnels to testhost/);
+      auth.write(`${server.code()}\r`);
+      expect(await auth.exited).toBe(0);
+    } finally {
+      auth.kill();
+    }
     const [a, b] = [await d.waitState('alpha', 'RUNNING'), await byName('beta')];
     expect(b.status).toBe('RUNNING');
     expect(a.pid).toBe(waiting[0]!.connection!.pid);
