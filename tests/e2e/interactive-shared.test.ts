@@ -112,7 +112,7 @@ describe('one login per host for interactive tunnels, against a 2FA bastion', ()
     expect(server.logins() - before).toBe(0);
   });
 
-  it('the login killed: every tunnel leaves RUNNING at once with the cause, waits for one fresh login, and one code brings all back', async () => {
+  it('the login killed: every tunnel leaves RUNNING at once with the cause and waits for one fresh login; one code brings all back', async () => {
     const master = (await byName('alpha')).connection!.pid!;
     const before = server.logins();
     process.kill(master, 'SIGKILL');
@@ -129,6 +129,13 @@ describe('one login per host for interactive tunnels, against a 2FA bastion', ()
     // One fresh login waits at its prompt for the three: no login per tunnel, no loop.
     expect(server.logins() - before).toBeLessThanOrEqual(1);
 
+    // That fresh login ends too, with no one at it: the three rest in AUTH_REQUIRED, no
+    // ssh runs, and a person's login through any one of them brings all three back.
+    process.kill(down[0]!.connection!.pid!, 'SIGKILL');
+    await d.waitFor('the login down, no fresh one by itself', async () => {
+      const all = (await statuses()).filter((s) => s.name !== 'own');
+      return all.every((s) => s.status === 'AUTH_REQUIRED' && s.connection?.state === 'down' && s.connection.pid === null) || undefined;
+    });
     expect(await authWithCode('gamma')).toBe(0);
     for (const name of ['alpha', 'beta', 'gamma']) {
       await d.waitState(name, 'RUNNING');
