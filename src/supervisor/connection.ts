@@ -2,11 +2,10 @@
 // (connection-lifecycle.ts). It starts and ends the ControlMaster, hands each tunnel's
 // forward to its queue (forward-queue.ts: `ssh -O forward`/`cancel`), and routes the
 // master's lines to the forwards they are about (channel-owners.ts). An interactive
-// connection's master runs in a pseudo-terminal, shown to the person attached to its
-// login slot through whichever of its tunnels they named (SPEC §13, §14).
-import { rmSync } from 'node:fs';
+// connection's master runs in a pseudo-terminal (connection-master.ts), shown to the
+// person attached to its login slot through whichever of its tunnels they named (SPEC §13, §14).
 import { unreachable } from '../unreachable.js';
-import { classifyExit, spawnFailure, type Failure } from './classify.js';
+import type { Failure } from './classify.js';
 import type { Clock } from './clock.js';
 import {
   connectionPid,
@@ -26,9 +25,10 @@ import type { Probe, ProbeTarget } from './probe.js';
 import { LineRing } from './ring.js';
 import { ChannelOwners } from './channel-owners.js';
 import type { SpawnSpacer } from './spacing.js';
-import { isLoggedInLine, keepInLog } from './ssh-output.js';
+import { keepInLog } from './ssh-output.js';
 import { terminate, type SpawnSsh, type SshChild } from './ssh-process.js';
-import type { LoginTerminal, SpawnPty } from './pty-process.js';
+import type { SpawnPty } from './pty-process.js';
+import { MASTER_LINES, runMaster, type MasterHost } from './connection-master.js';
 import { LoginSlot } from './login-slot.js';
 import { EffectTokens } from './effect-tokens.js';
 
@@ -84,18 +84,19 @@ export interface ConnectionPlan {
   interactive: boolean;
 }
 
-// Lines of the master kept to explain its end and a forward's failure.
-const MASTER_LINES = 200;
-
 export class ConnectionRunner {
   private conn: Connection;
   private readonly tokens = new EffectTokens();
   private readonly masters = new Map<number, { child: SshChild; gone: Promise<void> }>();
+  /** What each spawn of the master (connection-master.ts) sees of this runner. */
+  private readonly master: MasterHost;
   private readonly queue: ConnectionEvent[] = [];
   private draining = false;
   private readonly forwards: ForwardQueue;
   /** The current master's lines. */
   private lines = new LineRing(MASTER_LINES);
+  /** Which forward each channel of the current master belongs to. */
+  private owners = new ChannelOwners();
   /** Tunnels that want this connection, with what to call when it is back. */
   private readonly members = new Map<string, () => void>();
   private readonly watchers = new Set<() => void>();
@@ -108,6 +109,18 @@ export class ConnectionRunner {
     private readonly deps: ConnectionDeps,
   ) {
     this.conn = initialConnection(deps.clock.now(), plan.interactive);
+    this.master = {
+      deps,
+      plan: () => this.plan,
+      slot: this.slot,
+      started: (lines) => {
+        this.lines = lines;
+        this.owners = new ChannelOwners();
+      },
+      line: (line) => this.routeLine(line),
+      dispatch: (ev) => this.dispatch(ev),
+      masters: this.masters,
+    };
     this.forwards = new ForwardQueue({
       master: () => {
         const p = this.conn.phase;
@@ -219,7 +232,7 @@ export class ConnectionRunner {
     const { clock, graceMs } = this.deps;
     switch (e.type) {
       case 'spawn':
-        void this.runMaster(e.attempt, this.tokens.signal(e.attempt));
+        void runMaster(this.master, e.attempt, this.tokens.signal(e.attempt));
         return;
       case 'terminate': {
         const m = this.masters.get(e.attempt);
@@ -256,61 +269,11 @@ export class ConnectionRunner {
     }
   }
 
-  private async runMaster(attempt: number, signal: AbortSignal): Promise<void> {
-    const { spacer, registry, clock } = this.deps;
-    const plan = this.plan;
-    // A login that waits for a person must not hold a spawn slot other logins to the host need.
-    const slot = plan.interactive ? () => undefined : await spacer.acquire(plan.spacingKey, signal);
-    if (slot === null) return;
-    if (signal.aborted) {
-      slot();
-      return;
-    }
-    signal.addEventListener('abort', slot, { once: true });
-    // A socket left behind would make this master run without sharing, silently.
-    rmSync(plan.controlPath, { force: true });
-    const lines = new LineRing(MASTER_LINES);
-    this.lines = lines;
-    const owners = new ChannelOwners();
-    const onLine = (line: string) => {
-      lines.push(line, clock.now());
-      // A line about a connection through one forward is that tunnel's alone (its health reads it).
-      const port = owners.portOf(line);
-      if (port !== null) for (const f of this.forwards.byPort.get(port) ?? []) f.events.line(line);
-      else if (keepInLog(line)) for (const f of this.forwards.forwards) f.events.line(line);
-      if (isLoggedInLine(line)) slot();
-      // Printed once the control socket listens and the session loop runs.
-      if (line.startsWith('debug1: Entering interactive session.')) {
-        slot();
-        this.dispatch({ type: 'ready', attempt });
-      }
-    };
-    let child: SshChild;
-    let terminal: LoginTerminal | null = null;
-    if (plan.interactive) {
-      const pty = this.deps.spawnPty(plan.file, plan.args, onLine);
-      // The person's terminal shows this master's login from now on.
-      terminal = pty.terminal;
-      this.slot.bind(terminal);
-      child = pty;
-    } else {
-      child = this.deps.spawn(plan.file, plan.args, onLine);
-    }
-    let resolveGone!: () => void;
-    this.masters.set(attempt, { child, gone: new Promise<void>((r) => (resolveGone = r)) });
-    if (child.pid !== null) registry.add(child.pid, [plan.file, ...plan.args]);
-    this.dispatch({ type: 'spawned', attempt, pid: child.pid });
-    const exit = await child.exited;
-    slot();
-    if (terminal !== null) this.slot.release(terminal);
-    this.masters.delete(attempt);
-    if (child.pid !== null) registry.remove(child.pid);
-    rmSync(plan.controlPath, { force: true });
-    const failure =
-      exit.spawnError !== null ? spawnFailure(exit.spawnError) : classifyExit({ code: exit.code, signal: exit.signal, lines: lines.toArray(), flag: '-L', remoteBind: null });
-    const probe: ProbeTarget | null = failure.probe === 'ssh-port' && plan.sshEndpoint !== null ? { kind: 'ssh-port', ...plan.sshEndpoint } : null;
-    this.dispatch({ type: 'exited', attempt, exit: { code: exit.code, signal: exit.signal }, failure, probe });
-    resolveGone();
+  /** A line about a connection through one forward is that tunnel's alone (its health reads it); the rest worth keeping go to every forward. */
+  private routeLine(line: string): void {
+    const port = this.owners.portOf(line);
+    if (port !== null) for (const f of this.forwards.byPort.get(port) ?? []) f.events.line(line);
+    else if (keepInLog(line)) for (const f of this.forwards.forwards) f.events.line(line);
   }
 
   private async runProbe(token: number, at: number, target: ProbeTarget): Promise<void> {
