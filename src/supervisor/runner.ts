@@ -109,12 +109,30 @@ export class Runner {
       pid: pidOf(t.phase),
       since: new Date(t.since).toISOString(),
       restarts: t.restarts,
-      connection: this.plan.shared === null ? null : (this.joined?.conn.record() ?? { id: this.plan.shared.connection.id, pid: null, state: 'down' }),
+      connection: this.connectionRecord(),
       last_exit: t.lastExit,
       last_error: t.lastError,
       next_retry_at: t.phase.id === 'backoff' ? new Date(t.phase.until).toISOString() : null,
       health: this.health.record(),
     };
+  }
+
+  /**
+   * The connection that carries (or will carry) the forward. A tunnel back in
+   * AUTH_REQUIRED without asking for its shared login (it ended before one) shows that
+   * login as it is: the one every tunnel with this id waits for.
+   */
+  private connectionRecord(): StatusRecord['connection'] {
+    const shared = this.plan.shared;
+    if (shared === null) return null;
+    if (this.joined !== null) return this.joined.conn.record();
+    const resting = this.sharesLogin && this.tunnel.phase.id === 'login_needed' ? this.deps.connections.find(shared.connection.id) : undefined;
+    return resting?.record() ?? { id: shared.connection.id, pid: null, state: 'down' };
+  }
+
+  /** Publishes the status record if it changed (its shared login's state, seen from outside). */
+  refresh(): void {
+    this.announce();
   }
 
   /**

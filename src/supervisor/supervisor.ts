@@ -79,6 +79,10 @@ export class Supervisor implements SupervisorApi {
         for (const r of this.runners.values()) if (r.sharesLogin && r.currentPlan.shared?.connection.id === id && !r.active && this.autoStarts(r)) r.start({ restart: false });
       }).catch(() => undefined);
     });
+    // Tunnels waiting for a shared login without holding it show its state too (Runner.status).
+    this.connections.onChange((id) => {
+      for (const r of this.runners.values()) if (r.sharesLogin && !r.active && r.currentPlan.shared?.connection.id === id) r.refresh();
+    });
   }
 
   apply(tunnels: readonly TunnelSpec[]): Promise<ApplyReport> {
