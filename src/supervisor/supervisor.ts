@@ -74,14 +74,16 @@ export class Supervisor implements SupervisorApi {
     this.connections = this.runnerDeps.connections;
     // SPEC §14: one login carries every interactive tunnel to its host; once it is up,
     // the others waiting for a person (or never started) need none and start.
+    const sharingLogin = (id: string) => [...this.runners.values()].filter((r) => r.sharesLogin && r.currentPlan.shared?.connection.id === id);
     this.connections.onOpened((id) => {
+      if (sharingLogin(id).length === 0) return;
       this.serial(async () => {
-        for (const r of this.runners.values()) if (r.sharesLogin && r.currentPlan.shared?.connection.id === id && !r.active && this.autoStarts(r)) r.start({ restart: false });
+        for (const r of sharingLogin(id)) if (!r.active && this.autoStarts(r)) r.start({ restart: false });
       }).catch(() => undefined);
     });
     // Tunnels waiting for a shared login without holding it show its state too (Runner.status).
     this.connections.onChange((id) => {
-      for (const r of this.runners.values()) if (r.sharesLogin && !r.active && r.currentPlan.shared?.connection.id === id) r.refresh();
+      for (const r of sharingLogin(id)) if (!r.active) r.refresh();
     });
   }
 
