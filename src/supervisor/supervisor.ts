@@ -119,9 +119,11 @@ export class Supervisor implements SupervisorApi {
           if (runner === undefined) return;
           // The next spawn uses the new plan; a restart replaces the child without passing through STOPPED.
           runner.setPlan(planFor(after));
-          if (!this.autoStarts(runner)) await runner.stop();
-          else if (runner.active) await runner.restart();
-          else runner.start({ restart: false });
+          // A tunnel someone started (an interactive one included) is restarted with
+          // the new options: a fresh login, or its host's shared one while that is up.
+          if (runner.active && this.desired.get(after.hash) !== 'stopped') await runner.restart();
+          else if (this.autoStarts(runner)) runner.start({ restart: false });
+          else await runner.stop();
         }),
       );
       for (const spec of diff.added) {

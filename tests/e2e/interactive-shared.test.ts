@@ -109,6 +109,16 @@ describe('one login per host for interactive tunnels, against a 2FA bastion', ()
     await cli('restart-tunnel', 'beta');
     await d.waitState('beta', 'RUNNING');
     await carries('beta');
+
+    // An edit that restarts a tunnel (a health_check added) keeps it on the same login.
+    const restarts = (await byName('alpha')).restarts;
+    config = config.replace(`    interactive: true\n`, `    interactive: true\n    health_check:\n      type: tcp\n      interval: 30\n`);
+    d.writeConfig(`${config}${entry('gamma')}`);
+    await d.waitFor('alpha restarted by the edit', async () => {
+      const a = await byName('alpha');
+      return a.restarts > restarts && a.status === 'RUNNING' ? a : undefined;
+    });
+    await carries('alpha');
     expect(server.logins() - before).toBe(0);
   });
 
