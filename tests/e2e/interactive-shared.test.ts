@@ -18,6 +18,7 @@ interface Status {
   name: string;
   status: string;
   pid: number | null;
+  restarts: number;
   last_error: string | null;
   connection: { id: string; pid: number | null; state: string } | null;
 }
