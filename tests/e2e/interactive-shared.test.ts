@@ -6,8 +6,8 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { alive } from '../integration/supervisor-fixture.js';
-import { CLI, echoServer, port, roundTrip, type Daemon } from './daemon-harness.js';
+import { alive, sshPidsMentioning } from '../integration/supervisor-fixture.js';
+import { CLI, echoServer, port, roundTrip, startDaemon, type Daemon } from './daemon-harness.js';
 import { cliInPty, interactiveEntry, startInteractiveDaemon } from './interactive-harness.js';
 import { startOtpSshd, type OtpSshd } from './otp-sshd.js';
 
@@ -178,5 +178,20 @@ describe('one login per host for interactive tunnels, against a 2FA bastion', ()
     expect(server.logins() - before).toBe(1);
     // The shared login was not disturbed.
     await carries('alpha');
+  });
+
+  it('the daemon killed with -9 leaves no login behind once the next one has started', async () => {
+    const master = (await byName('alpha')).connection!.pid!;
+    expect(alive(master)).toBe(true);
+    expect(await d.stop('SIGKILL')).toBeNull();
+    const next = await startDaemon({ config: `${config}${entry('gamma')}`, sshConfigPath: server.sshConfigPath, dir: d.dir });
+    try {
+      await next.waitFor('the shared login gone', async () => !alive(master));
+      expect(sshPidsMentioning(next.stateDir)).toEqual([]);
+      // Nobody has logged in to the new daemon: every interactive tunnel waits for a person.
+      expect((await next.json<Status[]>('/status')).map((s) => s.status)).not.toContain('RUNNING');
+    } finally {
+      await next.stop();
+    }
   });
 });
