@@ -163,6 +163,7 @@ export class Runner {
    */
   async restart(): Promise<void> {
     const gone = [...this.children.values()].map((l) => l.gone);
+    this.link.revive(this.plan.shared, this.tunnel.phase);
     this.dispatch({ type: 'restart' });
     await Promise.all(gone);
   }

@@ -158,6 +158,20 @@ describe('interactive tunnels sharing one login', () => {
     expect(beta.status()).toMatchObject({ status: 'AUTH_REQUIRED', connection: { pid: masters[2]!.pid, state: 'awaiting_login' } });
   });
 
+  it('a restart by hand of a tunnel resting in AUTH_REQUIRED asks for a fresh shared login', async () => {
+    const { clock, masters, alpha } = harness();
+    alpha.start({ restart: false });
+    await clock.advance(0);
+    masters[0]!.say('ssh: connect to host bastion port 22: Connection refused');
+    masters[0]!.exit(255);
+    await clock.advance(0);
+    expect(alpha.status()).toMatchObject({ status: 'AUTH_REQUIRED', connection: { state: 'down' } });
+    void alpha.restart();
+    await clock.advance(0);
+    expect(masters).toHaveLength(2);
+    expect(alpha.status()).toMatchObject({ status: 'AUTH_REQUIRED', connection: { pid: masters[1]!.pid, state: 'awaiting_login' } });
+  });
+
   it('a person at a prompt older than a minute gets a fresh login, staying attached, and the tunnels keep waiting on it', async () => {
     const { clock, masters, alpha, beta } = harness();
     alpha.start({ restart: false });
