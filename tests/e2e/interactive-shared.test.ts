@@ -36,13 +36,13 @@ describe('one login per host for interactive tunnels, against a 2FA bastion', ()
   const hashOf = async (name: string) => (await byName(name)).hash;
   /** `tunnel-cli <command> <hash of name>`. */
   const cli = async (command: string, name: string, ...extra: string[]) => run(process.execPath, [CLI, '--socket', d.socketPath, command, ...extra, await hashOf(name)]);
-  /** `tunnel-cli auth <hash of name>` typing one valid code at the prompt; resolves to its exit code. */
+  /** `tunnel-cli auth <hash of name>` typing one valid code at the prompt; resolves to its exit code and what it showed. */
   const authWithCode = async (name: string) => {
     const auth = cliInPty(['--socket', d.socketPath, 'auth', (await hashOf(name)).slice(0, 8)]);
     try {
       await auth.waitFor(/Verification code: /);
       auth.write(`${server.code()}\r`);
-      return await auth.exited;
+      return { code: await auth.exited, output: auth.output() };
     } finally {
       auth.kill();
     }
@@ -84,6 +84,7 @@ describe('one login per host for interactive tunnels, against a 2FA bastion', ()
       const other = cliInPty(['--socket', d.socketPath, 'auth', (await hashOf('alpha')).slice(0, 8)]);
       expect(await other.exited).toBe(1);
       expect(other.output()).toMatch(/another terminal is attached to the login alpha shares with the other interactive tunnels to testhost/);
+      expect(auth.output()).toMatch(/attached to the login of beta \(\w{8}\), shared with alpha; answer/);
       auth.write(`${server.code()}\r`);
       expect(await auth.exited).toBe(0);
     } finally {
@@ -171,7 +172,9 @@ describe('one login per host for interactive tunnels, against a 2FA bastion', ()
     await cli('start-tunnel', 'own', '--no-wait');
     await d.waitState('own', 'AUTH_REQUIRED');
     const before = server.logins();
-    expect(await authWithCode('own')).toBe(0);
+    const login = await authWithCode('own');
+    expect(login.code).toBe(0);
+    expect(login.output).toMatch(/attached to the login of own \(\w{8}\); answer/);
     const s = await d.waitState('own', 'RUNNING');
     expect(s.pid).not.toBe((await byName('alpha')).pid);
     await carries('own');
