@@ -29,7 +29,7 @@ export const statusRecordSchema = z.object({
   next_retry_at: isoTime.nullable(),
   health: z.object({ state: z.enum(['ok', 'degraded', 'unknown']), reason: z.string().nullable(), since: isoTime }),
   /** The shared connection carrying the forward (SPEC §14); null for a tunnel with an ssh of its own. */
-  connection: z.object({ id: z.string(), pid: z.number().int().nullable(), state: z.enum(['down', 'connecting', 'up', 'retrying', 'stopping']) }).nullable(),
+  connection: z.object({ id: z.string(), pid: z.number().int().nullable(), state: z.enum(['down', 'connecting', 'awaiting_login', 'up', 'retrying', 'stopping']) }).nullable(),
 });
 export const statusListSchema = z.array(statusRecordSchema);
 
@@ -95,8 +95,11 @@ export const errorBodySchema = z.object({ error: z.looseObject({ code: z.string(
 
 /** The daemon's text frames on a login terminal (GET /auth/<hash> upgraded to a WebSocket). */
 export const terminalServerMessageSchema = z.discriminatedUnion('type', [
-  /** First message: the terminal is attached to this tunnel's login. */
-  z.object({ type: z.literal('attached'), hash: z.string(), name: z.string() }),
+  /**
+   * First message: the terminal is attached to this tunnel's login. `shared_with`: the
+   * other tunnels on that login (SPEC §14); absent from older daemons.
+   */
+  z.object({ type: z.literal('attached'), hash: z.string(), name: z.string(), shared_with: z.array(z.string()).optional() }),
   /** Last message before the daemon closes: how the login ended (RUNNING: the forward is up). */
   z.object({ type: z.literal('end'), status: z.enum(['RUNNING', 'FAILED', 'STOPPED', 'AUTH_REQUIRED']), message: z.string().nullable() }),
 ]);

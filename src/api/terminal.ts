@@ -104,7 +104,7 @@ export function createTerminalRoute(opts: { engine: EngineApi; tokens: readonly 
     wss.handleUpgrade(req, socket, head, (client) => {
       ws = client;
       log({ event: 'terminal_attached', hash: spec.hash, name: spec.name });
-      send(client, { type: 'attached', hash: spec.hash, name: spec.name });
+      send(client, { type: 'attached', hash: spec.hash, name: spec.name, shared_with: sharedWith(engine, spec.hash) });
       for (const text of early.splice(0)) client.send(Buffer.from(text, 'utf8'));
       if (ended !== null) finish(ended);
       client.on('message', (data: RawData, isBinary: boolean) => {
@@ -139,4 +139,14 @@ export function createTerminalRoute(opts: { engine: EngineApi; tokens: readonly 
       wss.close();
     },
   };
+}
+
+/**
+ * The other tunnels on the login a terminal attaches to: those on the same shared
+ * connection (an interactive one's id is its own: no tunnel that logs in by itself shares it).
+ */
+function sharedWith(engine: Pick<EngineApi, 'supervisor'>, hash: string): string[] {
+  const records = engine.supervisor.statuses();
+  const id = records.find((r) => r.hash === hash)?.connection?.id;
+  return id === undefined ? [] : records.filter((r) => r.hash !== hash && r.connection?.id === id).map((r) => r.name);
 }

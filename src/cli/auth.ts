@@ -137,10 +137,13 @@ function attachOnce(hash: string, target: Target, io: TerminalIo, mayWait: boole
       }
       const m = parsed.data;
       switch (m.type) {
-        case 'attached':
-          say(`tunnel-cli: attached to the login of ${m.name} (${m.hash.slice(0, 8)}); answer ssh's prompts, Ctrl-C detaches`);
+        case 'attached': {
+          const others = m.shared_with ?? [];
+          const shared = others.length > 0 ? `, shared with ${others.join(', ')}` : '';
+          say(`tunnel-cli: attached to the login of ${m.name} (${m.hash.slice(0, 8)})${shared}; answer ssh's prompts, Ctrl-C detaches`);
           raw = io.setRaw(true);
           return;
+        }
         case 'end':
           switch (m.status) {
             case 'RUNNING':

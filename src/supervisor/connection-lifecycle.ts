@@ -7,11 +7,17 @@
 // wanted while at least one tunnel on it is active; the runner adds and cancels each
 // tunnel's forward on it. Tokens work as in lifecycle.ts: an attempt is one spawn of
 // the master, a wait one backoff; an event of a token that is over is ignored.
+//
+// An interactive connection (SPEC §13, §14) logs in through a person: its master runs
+// in a pseudo-terminal, waits without a start timeout, and never backs off. Lost once
+// up, it starts one fresh login for every tunnel on it; ended before a login, it rests
+// until a person asks again (the tunnels on it are then AUTH_REQUIRED).
 import type { ConnectionRecord } from '../tunnel/status.js';
 import { unreachable } from '../unreachable.js';
 import { earliestLogin, FRESH_COUNTERS, onEstablished, planRetry, type BackoffPolicy, type RetryCounters } from './backoff.js';
 import type { Failure } from './classify.js';
 import type { ProbeTarget } from './probe.js';
+import { FRESH_PROMPT_MS } from './lifecycle.js';
 
 /*
  *          wanted               master ready
@@ -24,6 +30,9 @@ import type { ProbeTarget } from './probe.js';
  *    ├─────────────────────────┘
  *    │ master gone (then: idle, or connect again if wanted meanwhile)
  *   stopping ◄── unwanted while a master exists
+ *
+ *   Interactive: connecting ──exit──► idle (a person's login is needed); up ──exit──►
+ *   connecting (one fresh login); a person at a stale prompt: stopping, then connecting.
  */
 
 export type ConnectionPhase =
@@ -38,6 +47,8 @@ export type ConnectionPhase =
 
 export interface Connection {
   phase: ConnectionPhase;
+  /** Logs in through a person (a pseudo-terminal, no BatchMode): constant for a connection. */
+  interactive: boolean;
   seq: number;
   counters: RetryCounters;
   lastSpawnAt: number | null;
@@ -59,7 +70,9 @@ export type ConnectionEvent =
   | { type: 'unresponsive'; attempt: number }
   | { type: 'exited'; attempt: number; exit: MasterExit; failure: Failure; probe: ProbeTarget | null }
   | { type: 'retry-due'; wait: number }
-  | { type: 'probe-result'; wait: number; ok: boolean };
+  | { type: 'probe-result'; wait: number; ok: boolean }
+  /** A person attached a terminal to an interactive connection's login. */
+  | { type: 'login' };
 
 /** How the master ended. */
 export interface MasterExit {
@@ -104,16 +117,17 @@ export interface ConnectionStep {
 /** The `state` of a status record's `connection` field. */
 export type ConnectionState = ConnectionRecord['state'];
 
-export function initialConnection(now: number): Connection {
-  return { phase: { id: 'idle' }, seq: 0, counters: FRESH_COUNTERS, lastSpawnAt: null, lastFailure: null, since: now };
+export function initialConnection(now: number, interactive = false): Connection {
+  return { phase: { id: 'idle' }, interactive, seq: 0, counters: FRESH_COUNTERS, lastSpawnAt: null, lastFailure: null, since: now };
 }
 
-export function connectionState(phase: ConnectionPhase): ConnectionState {
+/** `interactive`: a connecting master waits for a person's login (its tunnels wait for that one login). */
+export function connectionState(phase: ConnectionPhase, interactive = false): ConnectionState {
   switch (phase.id) {
     case 'idle':
       return 'down';
     case 'connecting':
-      return 'connecting';
+      return interactive ? 'awaiting_login' : 'connecting';
     case 'up':
       return 'up';
     case 'backoff':
@@ -146,8 +160,9 @@ export function forwardVerdict(c: Connection): { kind: 'wait' } | { kind: 'add' 
     case 'up':
       return { kind: 'add' };
     case 'idle':
-      // After a failure no retry fixes, only a start (retryNow) tries again.
-      return c.lastFailure !== null && !c.lastFailure.retry ? { kind: 'down', failure: c.lastFailure } : { kind: 'wait' };
+      // After a failure no retry fixes, or a login that ended without a person, only a
+      // start or a person (retryNow) tries again.
+      return c.lastFailure !== null && (!c.lastFailure.retry || c.interactive) ? { kind: 'down', failure: c.lastFailure } : { kind: 'wait' };
     case 'connecting':
     case 'stopping':
       return { kind: 'wait' };
@@ -161,7 +176,7 @@ export function forwardVerdict(c: Connection): { kind: 'wait' } | { kind: 'add' 
 export function nextConnection(c: Connection, ev: ConnectionEvent, rules: ConnectionRules, world: ConnectionWorld): ConnectionStep {
   const step = transition(c, ev, rules, world);
   if (step.connection === c) return step;
-  const changed = connectionState(step.connection.phase) !== connectionState(c.phase) || connectionPid(step.connection.phase) !== connectionPid(c.phase);
+  const changed = connectionState(step.connection.phase, c.interactive) !== connectionState(c.phase, c.interactive) || connectionPid(step.connection.phase) !== connectionPid(c.phase);
   const connection = changed ? { ...step.connection, since: world.now } : step.connection;
   return { connection, effects: changed ? [...step.effects, { type: 'announce' }] : step.effects };
 }
@@ -181,8 +196,9 @@ function transition(c: Connection, ev: ConnectionEvent, rules: ConnectionRules, 
     case 'spawned': {
       const p = c.phase;
       if (p.id !== 'connecting' || p.attempt !== ev.attempt || p.pid !== null) return same(c);
+      // No start timeout for a person's login: they take the time they need (sshd's LoginGraceTime bounds it).
       const effects: ConnectionEffect[] =
-        ev.pid === null ? [] : [{ type: 'timer', token: p.attempt, at: world.now + rules.startTimeoutMs, event: { type: 'start-timeout', attempt: p.attempt } }];
+        ev.pid === null || c.interactive ? [] : [{ type: 'timer', token: p.attempt, at: world.now + rules.startTimeoutMs, event: { type: 'start-timeout', attempt: p.attempt } }];
       return { connection: { ...c, lastSpawnAt: world.now, phase: { ...p, pid: ev.pid } }, effects };
     }
     case 'ready': {
@@ -213,6 +229,8 @@ function transition(c: Connection, ev: ConnectionEvent, rules: ConnectionRules, 
     }
     case 'probe-result':
       return onProbeResult(c, ev, rules, world);
+    case 'login':
+      return onLogin(c, world);
     default:
       return unreachable(ev, 'connection event');
   }
@@ -285,6 +303,10 @@ function onExited(c: Connection, ev: Extract<ConnectionEvent, { type: 'exited' }
       // What a retry will not fix ends every tunnel on it as FAILED; they leave, and
       // the connection rests until one is started again.
       if (!failure.retry) return { connection: { ...ended, phase: { id: 'idle' } }, effects };
+      // SPEC §13: never a loop of logins that need a person. Lost once up: one fresh
+      // login, which the tunnels (each gone back to AUTH_REQUIRED) wait for together;
+      // ended before a login: rest until a person asks.
+      if (c.interactive) return p.id === 'up' ? connect(ended, effects) : { connection: { ...ended, phase: { id: 'idle' } }, effects };
       const probe = failure.probe === 'ssh-port' ? ev.probe : null;
       const plan = planRetry(
         c.counters,
@@ -314,6 +336,14 @@ function onExited(c: Connection, ev: Extract<ConnectionEvent, { type: 'exited' }
     default:
       return unreachable(p, 'connection phase');
   }
+}
+
+/** A person is at the terminal: a prompt older than FRESH_PROMPT_MS is replaced by a fresh login (see lifecycle.ts). */
+function onLogin(c: Connection, world: ConnectionWorld): ConnectionStep {
+  const p = c.phase;
+  if (!c.interactive || p.id !== 'connecting' || p.pid === null || p.ending !== null) return same(c);
+  if (c.lastSpawnAt === null || world.now - c.lastSpawnAt < FRESH_PROMPT_MS) return same(c);
+  return { connection: { ...c, phase: { id: 'stopping', attempt: p.attempt, pid: p.pid, reconnect: true } }, effects: [{ type: 'terminate', attempt: p.attempt }] };
 }
 
 function onProbeResult(c: Connection, ev: Extract<ConnectionEvent, { type: 'probe-result' }>, rules: ConnectionRules, world: ConnectionWorld): ConnectionStep {

@@ -5,6 +5,8 @@ import { ConnectionRunner, type ConnectionDeps, type ConnectionPlan } from './co
 
 export class ConnectionPool {
   private readonly connections = new Map<string, ConnectionRunner>();
+  private readonly openedListeners = new Set<(id: string) => void>();
+  private readonly changeListeners = new Set<(id: string) => void>();
 
   constructor(private readonly deps: ConnectionDeps) {}
 
@@ -15,11 +17,37 @@ export class ConnectionPool {
       const created = new ConnectionRunner(plan, this.deps);
       created.watch(() => {
         if (created.idle && this.connections.get(plan.id) === created) this.connections.delete(plan.id);
+        for (const fn of [...this.changeListeners]) fn(plan.id);
+      });
+      created.onOpened(() => {
+        for (const fn of [...this.openedListeners]) fn(plan.id);
       });
       this.connections.set(plan.id, created);
       c = created;
     }
     return c;
+  }
+
+  /** The connection with this id, if it exists (never creates one). */
+  find(id: string): ConnectionRunner | undefined {
+    return this.connections.get(id);
+  }
+
+  /** Calls `fn` with a connection's id on every change of its state or pid. */
+  onChange(fn: (id: string) => void): () => void {
+    this.changeListeners.add(fn);
+    return () => this.changeListeners.delete(fn);
+  }
+
+  /** True while connection `id`'s master is up. */
+  isUp(id: string): boolean {
+    return this.connections.get(id)?.up === true;
+  }
+
+  /** Calls `fn` with a connection's id each time its master is up. */
+  onOpened(fn: (id: string) => void): () => void {
+    this.openedListeners.add(fn);
+    return () => this.openedListeners.delete(fn);
   }
 
   /** Ends every master (daemon shutdown) and waits for them to be gone. */

@@ -1,10 +1,11 @@
 // One shared connection's runner (SPEC §14): the shell around its pure lifecycle
 // (connection-lifecycle.ts). It starts and ends the ControlMaster, hands each tunnel's
 // forward to its queue (forward-queue.ts: `ssh -O forward`/`cancel`), and routes the
-// master's lines to the forwards they are about (channel-owners.ts).
-import { rmSync } from 'node:fs';
+// master's lines to the forwards they are about (channel-owners.ts). An interactive
+// connection's master runs in a pseudo-terminal (connection-master.ts), shown to the
+// person attached to its login slot through whichever of its tunnels they named (SPEC §13, §14).
 import { unreachable } from '../unreachable.js';
-import { classifyExit, spawnFailure, type Failure } from './classify.js';
+import type { Failure } from './classify.js';
 import type { Clock } from './clock.js';
 import {
   connectionPid,
@@ -24,8 +25,11 @@ import type { Probe, ProbeTarget } from './probe.js';
 import { LineRing } from './ring.js';
 import { ChannelOwners } from './channel-owners.js';
 import type { SpawnSpacer } from './spacing.js';
-import { isLoggedInLine, keepInLog } from './ssh-output.js';
+import { keepInLog } from './ssh-output.js';
 import { terminate, type SpawnSsh, type SshChild } from './ssh-process.js';
+import type { SpawnPty } from './pty-process.js';
+import { MASTER_LINES, runMaster, type MasterHost } from './connection-master.js';
+import { LoginSlot } from './login-slot.js';
 import { EffectTokens } from './effect-tokens.js';
 
 /** How a forward on a shared connection ended. */
@@ -55,6 +59,8 @@ export interface ForwardHandle {
 export interface ConnectionDeps {
   clock: Clock;
   spawn: SpawnSsh;
+  /** Spawns an interactive connection's master in a pseudo-terminal. */
+  spawnPty: SpawnPty;
   control: RunControl;
   probe: Probe;
   spacer: SpawnSpacer;
@@ -74,29 +80,47 @@ export interface ConnectionPlan {
   controlPath: string;
   spacingKey: string;
   sshEndpoint: { host: string; port: number } | null;
+  /** Logs in through a person: the master runs in a pseudo-terminal (its args carry `-E`, no BatchMode). */
+  interactive: boolean;
 }
-
-// Lines of the master kept to explain its end and a forward's failure.
-const MASTER_LINES = 200;
 
 export class ConnectionRunner {
   private conn: Connection;
   private readonly tokens = new EffectTokens();
   private readonly masters = new Map<number, { child: SshChild; gone: Promise<void> }>();
+  /** What each spawn of the master (connection-master.ts) sees of this runner. */
+  private readonly master: MasterHost;
   private readonly queue: ConnectionEvent[] = [];
   private draining = false;
   private readonly forwards: ForwardQueue;
   /** The current master's lines. */
   private lines = new LineRing(MASTER_LINES);
+  /** Which forward each channel of the current master belongs to. */
+  private owners = new ChannelOwners();
   /** Tunnels that want this connection, with what to call when it is back. */
   private readonly members = new Map<string, () => void>();
   private readonly watchers = new Set<() => void>();
+  private readonly openedListeners = new Set<() => void>();
+  /** The person's terminal on an interactive connection's login, whichever of its tunnels they named. */
+  readonly slot = new LoginSlot();
 
   constructor(
     private plan: ConnectionPlan,
     private readonly deps: ConnectionDeps,
   ) {
-    this.conn = initialConnection(deps.clock.now());
+    this.conn = initialConnection(deps.clock.now(), plan.interactive);
+    this.master = {
+      deps,
+      plan: () => this.plan,
+      slot: this.slot,
+      started: (lines) => {
+        this.lines = lines;
+        this.owners = new ChannelOwners();
+      },
+      line: (line) => this.routeLine(line),
+      dispatch: (ev) => this.dispatch(ev),
+      masters: this.masters,
+    };
     this.forwards = new ForwardQueue({
       master: () => {
         const p = this.conn.phase;
@@ -116,7 +140,7 @@ export class ConnectionRunner {
 
   /** The `connection` field of a status record. */
   record(): { id: string; pid: number | null; state: ConnectionState } {
-    return { id: this.plan.id, pid: connectionPid(this.conn.phase), state: connectionState(this.conn.phase) };
+    return { id: this.plan.id, pid: connectionPid(this.conn.phase), state: connectionState(this.conn.phase, this.conn.interactive) };
   }
 
   /** True once nothing runs or waits: the pool may forget it. */
@@ -150,6 +174,22 @@ export class ConnectionRunner {
     // The tunnel that asks joins right after (Runner.followConnection); were it not to,
     // the master would end as unwanted at the next member that leaves.
     this.dispatch({ type: 'wanted', now: true });
+  }
+
+  /** Called each time the master is up (after the forwards waiting for it were asked for). */
+  onOpened(fn: () => void): () => void {
+    this.openedListeners.add(fn);
+    return () => this.openedListeners.delete(fn);
+  }
+
+  /** A person attached a terminal to this connection's login: a stale prompt is replaced by a fresh one. */
+  login(): void {
+    this.dispatch({ type: 'login' });
+  }
+
+  /** True while the master is up: a tunnel that asks now gets its forward without a login. */
+  get up(): boolean {
+    return this.conn.phase.id === 'up';
   }
 
   /** Asks for a forward: added once the master is up, ended at once with the cause while it is down. */
@@ -192,7 +232,7 @@ export class ConnectionRunner {
     const { clock, graceMs } = this.deps;
     switch (e.type) {
       case 'spawn':
-        void this.runMaster(e.attempt, this.tokens.signal(e.attempt));
+        void runMaster(this.master, e.attempt, this.tokens.signal(e.attempt));
         return;
       case 'terminate': {
         const m = this.masters.get(e.attempt);
@@ -212,6 +252,7 @@ export class ConnectionRunner {
         this.forwards.addWaiting();
         // Tunnels backing off because this connection was down come back together.
         for (const kick of [...this.members.values()]) kick();
+        for (const fn of [...this.openedListeners]) fn();
         return;
       case 'lost':
         this.forwards.endAll(e.failure, e.exit);
@@ -228,49 +269,11 @@ export class ConnectionRunner {
     }
   }
 
-  private async runMaster(attempt: number, signal: AbortSignal): Promise<void> {
-    const { spacer, registry, clock } = this.deps;
-    const plan = this.plan;
-    const slot = await spacer.acquire(plan.spacingKey, signal);
-    if (slot === null) return;
-    if (signal.aborted) {
-      slot();
-      return;
-    }
-    signal.addEventListener('abort', slot, { once: true });
-    // A socket left behind would make this master run without sharing, silently.
-    rmSync(plan.controlPath, { force: true });
-    const lines = new LineRing(MASTER_LINES);
-    this.lines = lines;
-    const owners = new ChannelOwners();
-    const onLine = (line: string) => {
-      lines.push(line, clock.now());
-      // A line about a connection through one forward is that tunnel's alone (its health reads it).
-      const port = owners.portOf(line);
-      if (port !== null) for (const f of this.forwards.byPort.get(port) ?? []) f.events.line(line);
-      else if (keepInLog(line)) for (const f of this.forwards.forwards) f.events.line(line);
-      if (isLoggedInLine(line)) slot();
-      // Printed once the control socket listens and the session loop runs.
-      if (line.startsWith('debug1: Entering interactive session.')) {
-        slot();
-        this.dispatch({ type: 'ready', attempt });
-      }
-    };
-    const child = this.deps.spawn(plan.file, plan.args, onLine);
-    let resolveGone!: () => void;
-    this.masters.set(attempt, { child, gone: new Promise<void>((r) => (resolveGone = r)) });
-    if (child.pid !== null) registry.add(child.pid, [plan.file, ...plan.args]);
-    this.dispatch({ type: 'spawned', attempt, pid: child.pid });
-    const exit = await child.exited;
-    slot();
-    this.masters.delete(attempt);
-    if (child.pid !== null) registry.remove(child.pid);
-    rmSync(plan.controlPath, { force: true });
-    const failure =
-      exit.spawnError !== null ? spawnFailure(exit.spawnError) : classifyExit({ code: exit.code, signal: exit.signal, lines: lines.toArray(), flag: '-L', remoteBind: null });
-    const probe: ProbeTarget | null = failure.probe === 'ssh-port' && plan.sshEndpoint !== null ? { kind: 'ssh-port', ...plan.sshEndpoint } : null;
-    this.dispatch({ type: 'exited', attempt, exit: { code: exit.code, signal: exit.signal }, failure, probe });
-    resolveGone();
+  /** A line about a connection through one forward is that tunnel's alone (its health reads it); the rest worth keeping go to every forward. */
+  private routeLine(line: string): void {
+    const port = this.owners.portOf(line);
+    if (port !== null) for (const f of this.forwards.byPort.get(port) ?? []) f.events.line(line);
+    else if (keepInLog(line)) for (const f of this.forwards.forwards) f.events.line(line);
   }
 
   private async runProbe(token: number, at: number, target: ProbeTarget): Promise<void> {

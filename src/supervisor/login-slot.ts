@@ -10,6 +10,8 @@ import { unreachable } from '../unreachable.js';
 
 export class LoginSlot {
   private sink: TerminalSink | null = null;
+  /** Who attached the terminal (a tunnel's hash): a shared login's slot is settled by that tunnel. */
+  private attachedBy: string | null = null;
   private terminal: LoginTerminal | null = null;
   private stopForwarding: (() => void) | null = null;
   private size: { cols: number; rows: number } | null = null;
@@ -18,10 +20,16 @@ export class LoginSlot {
     return this.sink !== null;
   }
 
-  /** Attaches `sink` unless another terminal is attached; it first sees the prompt now shown. */
-  attach(sink: TerminalSink): Result<Attachment, 'busy'> {
+  /** The hash the attached terminal came through; null while none is attached. */
+  get owner(): string | null {
+    return this.sink === null ? null : this.attachedBy;
+  }
+
+  /** Attaches `sink` (through tunnel `owner`) unless another terminal is attached; it first sees the prompt now shown. */
+  attach(sink: TerminalSink, owner: string): Result<Attachment, 'busy'> {
     if (this.sink !== null) return err('busy');
     this.sink = sink;
+    this.attachedBy = owner;
     this.size = null;
     const screen = this.terminal?.screen() ?? '';
     if (screen !== '') sink.output(screen);

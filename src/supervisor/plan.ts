@@ -17,7 +17,7 @@ export interface PlanContext {
   mode: DirectionMode;
   /** The daemon's writable known_hosts, listed first. */
   knownHostsPath: string;
-  /** Where an interactive tunnel's ssh writes its debug lines (-E), as `<hash>.log`. */
+  /** Where an interactive tunnel's ssh writes its debug lines (-E), as `<hash>.log` (a shared login's: `<connection id>.log`). */
   loginLogDir: string;
   /** Where shared connections' control sockets go; null: none could be prepared, every tunnel has its own ssh. */
   controlDir: string | null;
@@ -49,13 +49,24 @@ export function knownHostsList(ours: string, host: HostInfo): string[] {
  * logins would be the same share it, and any difference gives another connection.
  */
 function sharedPlan(spec: TunnelSpec, ctx: PlanContext, input: SshArgsInput, host: HostInfo): SharedForward | null {
-  if (!sharesConnection(spec) || spec.interactive || ctx.controlDir === null) return null;
-  const base = sshBaseArgs(input);
-  const id = connectionId([ctx.sshBin, ...base, '--', spec.remote_host]);
+  if (!sharesConnection(spec) || ctx.controlDir === null) return null;
+  // An interactive tunnel's debug file is its own; the login it shares writes to the
+  // connection's, so that file is no part of the identity.
+  const login: SshArgsInput = { ...input, debugLog: null };
+  const id = connectionId([ctx.sshBin, ...sshBaseArgs(login), '--', spec.remote_host]);
+  const base = sshBaseArgs(spec.interactive ? { ...login, debugLog: `${ctx.loginLogDir}/${id}.log` } : login);
   const path = controlPath(ctx.controlDir, id);
   const fwd = forwardSpec(spec, ctx.mode);
   return {
-    connection: { id, file: ctx.sshBin, args: masterArgs(base, spec.remote_host, path), controlPath: path, spacingKey: spacingKey(spec.remote_host), sshEndpoint: host.endpoint },
+    connection: {
+      id,
+      file: ctx.sshBin,
+      args: masterArgs(base, spec.remote_host, path),
+      controlPath: path,
+      spacingKey: spacingKey(spec.remote_host),
+      sshEndpoint: host.endpoint,
+      interactive: spec.interactive,
+    },
     forward: { flag: fwd.flag, value: fwd.value },
     port: fwd.flag === '-R' ? spec.remote_port.port : spec.local_port.port,
   };

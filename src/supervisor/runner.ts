@@ -12,7 +12,7 @@ import { LineRing } from './ring.js';
 import { keepInLog } from './ssh-output.js';
 import { terminate } from './ssh-process.js';
 import { err, type Result } from '../result.js';
-import type { ConnectionRunner } from './connection.js';
+import { ConnectionLink } from './runner-connection.js';
 import type { AttemptHost, Live } from './attempt-host.js';
 import { runOwnAttempt } from './own-attempt.js';
 import { runShared } from './shared-attempt.js';
@@ -38,8 +38,8 @@ export class Runner {
   private readonly health: RunningHealth;
   /** What its attempts (own-attempt.ts, shared-attempt.ts) see of this runner. */
   private readonly host: AttemptHost;
-  /** The shared connection this tunnel wants now, and how to stop watching it. */
-  private joined: { conn: ConnectionRunner; unwatch: () => void } | null = null;
+  /** Its shared connection, if its plan has one. */
+  private readonly link: ConnectionLink;
 
   constructor(
     private plan: TunnelPlan,
@@ -53,6 +53,14 @@ export class Runner {
       announce: () => this.announce(),
       restart: () => void this.restart(),
       note: (text) => this.note(text),
+    });
+    this.link = new ConnectionLink(deps.connections, plan.spec.hash, {
+      announce: () => this.announce(),
+      // Its retry, now: counted in `restarts` as any retry.
+      kick: () => {
+        const p = this.tunnel.phase;
+        if (p.id === 'backoff') this.dispatch({ type: 'retry-due', wait: p.wait });
+      },
     });
     this.host = {
       plan: () => this.plan,
@@ -109,7 +117,7 @@ export class Runner {
       pid: pidOf(t.phase),
       since: new Date(t.since).toISOString(),
       restarts: t.restarts,
-      connection: this.plan.shared === null ? null : (this.joined?.conn.record() ?? { id: this.plan.shared.connection.id, pid: null, state: 'down' }),
+      connection: this.link.record(this.plan.shared, t.phase),
       last_exit: t.lastExit,
       last_error: t.lastError,
       next_retry_at: t.phase.id === 'backoff' ? new Date(t.phase.until).toISOString() : null,
@@ -117,17 +125,29 @@ export class Runner {
     };
   }
 
+  /** Publishes the status record if it changed (its shared login's state, seen from outside). */
+  refresh(): void {
+    this.announce();
+  }
+
   /**
    * Starts the tunnel unless it is already starting or running; out of RETRYING it
    * tries at once. `restart` counts it in `restarts` (a config change, not a user start).
    */
   start(opts: { restart: boolean }): void {
-    // Out of RETRYING at once, and out of FAILED or STOPPED afresh: its connection too,
-    // which may be backing off or resting after a failure no retry fixes.
-    const shared = this.plan.shared;
-    const phase = this.tunnel.phase.id;
-    if (shared !== null && (phase === 'backoff' || !isActive(this.tunnel.phase))) this.deps.connections.get(shared.connection).retryNow(shared.connection);
+    this.link.revive(this.plan.shared, this.tunnel.phase);
     this.dispatch({ type: 'start', restart: opts.restart });
+  }
+
+  /** True when the tunnel's login is its shared connection's: a person logs in once for every interactive tunnel on it. */
+  get sharesLogin(): boolean {
+    return this.plan.shared?.connection.interactive === true;
+  }
+
+  /** The person's terminal on this tunnel's login: its own ssh's, or its shared connection's. */
+  private loginSlot(): LoginSlot {
+    const shared = this.plan.shared;
+    return shared !== null && shared.connection.interactive ? this.link.slot(shared) : this.slot;
   }
 
   /** Ends the child (TERM, then KILL after the grace period) and resolves once it is gone. */
@@ -143,6 +163,7 @@ export class Runner {
    */
   async restart(): Promise<void> {
     const gone = [...this.children.values()].map((l) => l.gone);
+    this.link.revive(this.plan.shared, this.tunnel.phase);
     this.dispatch({ type: 'restart' });
     await Promise.all(gone);
   }
@@ -152,13 +173,18 @@ export class Runner {
    * and replaces a stale prompt. One terminal at a time; none once RUNNING.
    */
   attach(sink: TerminalSink): Result<Attachment, AttachRefusal> {
-    const name = this.plan.spec.name;
+    const { name, remote_host } = this.plan.spec;
     if (this.tunnel.phase.id === 'running') return err({ reason: 'running', message: `${name} is already RUNNING: it needs no login now` });
-    const attached = this.slot.attach(sink);
+    const attached = this.loginSlot().attach(sink, this.hash);
     if (!attached.ok) {
-      return err({ reason: 'busy', message: `another terminal is attached to the login of ${name}; close it first (Ctrl-C in tunnel-cli, or the panel's terminal window)` });
+      const whose = this.sharesLogin ? `the login ${name} shares with the other interactive tunnels to ${remote_host}` : `the login of ${name}`;
+      return err({ reason: 'busy', message: `another terminal is attached to ${whose}; close it first (Ctrl-C in tunnel-cli, or the panel's terminal window)` });
     }
+    const shared = this.plan.shared;
+    this.link.revive(shared, this.tunnel.phase);
     this.dispatch({ type: 'login' });
+    // Once this tunnel waits on it: a stale prompt of the shared login is replaced.
+    if (shared !== null && shared.connection.interactive) this.link.login(shared);
     return attached;
   }
 
@@ -179,42 +205,18 @@ export class Runner {
     } finally {
       this.draining = false;
     }
-    this.followConnection();
+    this.link.follow(this.plan.shared, this.tunnel.phase);
     this.settleLogin();
-  }
-
-  /**
-   * A shared tunnel wants its connection while it is active and not being stopped: the
-   * connection runs its master while any tunnel wants it, and calls this one back (a
-   * try at once out of RETRYING) when it is up again.
-   */
-  private followConnection(): void {
-    const shared = this.plan.shared;
-    const p = this.tunnel.phase;
-    const wants = shared !== null && isActive(p) && !(p.id === 'stopping' && p.then === 'stop');
-    const id = wants ? shared.connection.id : null;
-    if ((this.joined?.conn.id ?? null) === id) return;
-    const hash = this.plan.spec.hash;
-    if (this.joined !== null) {
-      this.joined.unwatch();
-      this.joined.conn.unwant(hash);
-      this.joined = null;
-    }
-    if (!wants) return;
-    const conn = this.deps.connections.get(shared.connection);
-    this.joined = { conn, unwatch: conn.watch(() => this.announce()) };
-    // Its retry, now: counted in `restarts` as any retry.
-    conn.want(hash, () => {
-      const p = this.tunnel.phase;
-      if (p.id === 'backoff') this.dispatch({ type: 'retry-due', wait: p.wait });
-    });
   }
 
   /** Ends an attached terminal's session once the login is over, one way or the other. */
   private settleLogin(): void {
-    if (!this.slot.attached) return;
+    // A shared login's terminal is settled by the tunnel it was attached through.
+    const shared = this.plan.shared;
+    const slot = shared !== null && shared.connection.interactive ? this.link.currentSlot(shared) : this.slot;
+    if (slot === null || slot.owner !== this.hash) return;
     const outcome = loginOutcome(this.tunnel);
-    if (outcome !== null) this.slot.end(outcome);
+    if (outcome !== null) slot.end(outcome);
   }
 
   private rules(): Rules {
@@ -226,7 +228,7 @@ export class Runner {
     const { clock, graceMs } = this.deps;
     switch (e.type) {
       case 'spawn':
-        if (this.plan.shared !== null && e.mode === 'batch') void runShared(this.host, this.deps.connections, e.attempt, this.plan.shared, this.tokens.signal(e.attempt));
+        if (this.plan.shared !== null) void runShared(this.host, this.deps.connections, e.attempt, this.plan.shared, this.tokens.signal(e.attempt));
         else void runOwnAttempt(this.host, this.slot, this.deps, e.attempt, e.mode, this.tokens.signal(e.attempt));
         return;
       case 'terminate': {

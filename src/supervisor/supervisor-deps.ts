@@ -44,6 +44,7 @@ export function runnerDeps(input: DepsInput): RunnerDeps {
   const connections = new ConnectionPool({
     clock,
     spawn: execaSpawn,
+    spawnPty: input.spawnPty,
     control: execaControl,
     probe: tcpProbe,
     spacer,

@@ -72,6 +72,19 @@ export class Supervisor implements SupervisorApi {
       ...(opts.onSshLine !== undefined ? { onLine: opts.onSshLine } : {}),
     });
     this.connections = this.runnerDeps.connections;
+    // SPEC §14: one login carries every interactive tunnel to its host; once it is up,
+    // the others waiting for a person (or never started) need none and start.
+    const sharingLogin = (id: string) => [...this.runners.values()].filter((r) => r.sharesLogin && r.currentPlan.shared?.connection.id === id);
+    this.connections.onOpened((id) => {
+      if (sharingLogin(id).length === 0) return;
+      this.serial(async () => {
+        for (const r of sharingLogin(id)) if (!r.active && this.autoStarts(r)) r.start({ restart: false });
+      }).catch(() => undefined);
+    });
+    // Tunnels waiting for a shared login without holding it show its state too (Runner.status).
+    this.connections.onChange((id) => {
+      for (const r of sharingLogin(id)) if (!r.active) r.refresh();
+    });
   }
 
   apply(tunnels: readonly TunnelSpec[]): Promise<ApplyReport> {
@@ -106,15 +119,17 @@ export class Supervisor implements SupervisorApi {
           if (runner === undefined) return;
           // The next spawn uses the new plan; a restart replaces the child without passing through STOPPED.
           runner.setPlan(planFor(after));
-          if (!this.autoStarts(after)) await runner.stop();
-          else if (runner.active) await runner.restart();
-          else runner.start({ restart: false });
+          // A tunnel someone started (an interactive one included) is restarted with
+          // the new options: a fresh login, or its host's shared one while that is up.
+          if (runner.active && this.desired.get(after.hash) !== 'stopped') await runner.restart();
+          else if (this.autoStarts(runner)) runner.start({ restart: false });
+          else await runner.stop();
         }),
       );
       for (const spec of diff.added) {
         const runner = new Runner(planFor(spec), this.runnerDeps);
         this.runners.set(spec.hash, runner);
-        if (this.autoStarts(spec)) runner.start({ restart: false });
+        if (this.autoStarts(runner)) runner.start({ restart: false });
         else this.emit({ type: 'status', record: runner.status() });
       }
       // Keep the config's order for statuses().
@@ -235,10 +250,16 @@ export class Supervisor implements SupervisorApi {
     return this.shutdownPromise;
   }
 
-  /** Desired state decides; an unknown one means "as configured", except for interactive tunnels. */
-  private autoStarts(spec: TunnelSpec): boolean {
-    const wanted: DesiredState | undefined = this.desired.get(spec.hash);
-    return wanted !== 'stopped' && !spec.interactive;
+  /**
+   * Desired state decides; an unknown one means "as configured", except for interactive
+   * tunnels, which start by themselves only while the login they share is up (SPEC §14).
+   */
+  private autoStarts(runner: Runner): boolean {
+    const wanted: DesiredState | undefined = this.desired.get(runner.hash);
+    if (wanted === 'stopped') return false;
+    if (!runner.spec.interactive) return true;
+    const shared = runner.currentPlan.shared;
+    return runner.sharesLogin && shared !== null && this.connections.isUp(shared.connection.id);
   }
 
   private runner(hash: string): Runner {

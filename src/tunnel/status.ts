@@ -46,7 +46,7 @@ export interface ConnectionRecord {
   id: string;
   /** The master ssh's pid, while one runs. */
   pid: number | null;
-  state: 'down' | 'connecting' | 'up' | 'retrying' | 'stopping';
+  state: 'down' | 'connecting' | 'awaiting_login' | 'up' | 'retrying' | 'stopping';
 }
 
 /** `health` as the API shows it. */

@@ -24,7 +24,16 @@ describe('tunnel-cli auth against a 2FA bastion', () => {
 
   const api = (path: string, init: RequestInit = {}) =>
     d.api(path, { ...init, headers: { authorization: `Bearer ${TOKEN}`, ...(init.headers as Record<string, string> | undefined) } });
-  const status = async () => ((await (await api('/status')).json()) as { hash: string; status: string; pid: number | null; last_error: string | null }[]).find((s) => s.hash === hash)!;
+  type Status = { hash: string; status: string; pid: number | null; last_error: string | null; connection: { id: string; pid: number | null; state: string } | null };
+  const status = async () => ((await (await api('/status')).json()) as Status[]).find((s) => s.hash === hash)!;
+  // The ssh at the prompt is the login it shares with other interactive tunnels to the
+  // host (SPEC §14): the tunnel has no forward, no pid of its own, until that login is done.
+  const loginPid = async () => {
+    const s = await status();
+    expect(s.pid).toBeNull();
+    expect(s.connection).toMatchObject({ state: 'awaiting_login' });
+    return s.connection!.pid as number;
+  };
   const waitStatus = (state: string, timeoutMs = 20_000) =>
     d.waitFor(`bastion ${state}`, async () => {
       const s = await status();
@@ -108,7 +117,7 @@ describe('tunnel-cli auth against a 2FA bastion', () => {
     const first = auth();
     try {
       await first.waitFor(/Verification code: /);
-      const pid = (await status()).pid as number;
+      const pid = await loginPid();
       expect(pid).toBeGreaterThan(0);
 
       const second = auth();
@@ -119,7 +128,7 @@ describe('tunnel-cli auth against a 2FA bastion', () => {
       expect(await first.exited).toBe(1);
       expect(first.output()).toMatch(/detached/);
       expect(alive(pid)).toBe(true);
-      expect((await status()).pid).toBe(pid);
+      expect(await loginPid()).toBe(pid);
 
       const again = auth();
       try {
@@ -163,7 +172,7 @@ describe('tunnel-cli auth against a 2FA bastion', () => {
   it('stop ends the waiting ssh, and no code typed appears in the daemon\'s output, /logs or /events', async () => {
     const cli = auth();
     await cli.waitFor(/Verification code: /);
-    const pid = (await status()).pid as number;
+    const pid = await loginPid();
     cli.write('\x03');
     await cli.exited;
     await run(process.execPath, [CLI, '--socket', d.socketPath, 'stop-tunnel', hash]);
@@ -183,7 +192,7 @@ describe('tunnel-cli auth against a 2FA bastion', () => {
   it('the daemon\'s exit leaves no ssh behind, even one waiting at its prompt', async () => {
     const cli = auth();
     await cli.waitFor(/Verification code: /);
-    const pid = (await status()).pid as number;
+    const pid = await loginPid();
     expect(alive(pid)).toBe(true);
     expect(await d.stop('SIGTERM')).toBe(0);
     expect(await cli.exited).not.toBe(0);

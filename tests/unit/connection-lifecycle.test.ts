@@ -49,9 +49,10 @@ const EVENTS: Record<string, ConnectionEvent> = {
   'retry-due': { type: 'retry-due', wait: 5 },
   'probe(down)': { type: 'probe-result', wait: 5, ok: false },
   'probe(up)': { type: 'probe-result', wait: 5, ok: true },
+  login: { type: 'login' },
 };
 
-const conn = (phase: ConnectionPhase): Connection => ({ ...initialConnection(T - 120_000), phase, seq: 5, lastSpawnAt: T - 30_000 });
+const conn = (phase: ConnectionPhase, interactive = false): Connection => ({ ...initialConnection(T - 120_000, interactive), phase, seq: 5, lastSpawnAt: T - 30_000 });
 
 /** `phase after` and the effect types, per phase and event ('·' = unchanged, no effects). */
 const TABLE: Record<string, Record<string, string>> = {
@@ -104,12 +105,44 @@ const TABLE: Record<string, Record<string, string>> = {
   },
 };
 
+/**
+ * Where an interactive connection (a person's login, SPEC §13) differs: no start
+ * timeout, no backoff; lost once up, one fresh login; ended before one, it rests.
+ */
+const INTERACTIVE: Record<string, Record<string, string>> = {
+  'connecting(slot)': {
+    spawned: 'connecting: announce',
+    'exited(refused)': 'idle: cancel, note, lost, announce',
+    'exited(lost)': 'idle: cancel, note, lost, announce',
+  },
+  connecting: {
+    'exited(refused)': 'idle: cancel, note, lost, announce',
+    'exited(lost)': 'idle: cancel, note, lost, announce',
+  },
+  up: {
+    'exited(refused)': 'connecting: cancel, note, lost, spawn, announce',
+    'exited(lost)': 'connecting: cancel, note, lost, spawn, announce',
+  },
+};
+
 describe('connection lifecycle: every phase × every event', () => {
   for (const [phaseName, phase] of Object.entries(PHASES)) {
     for (const [eventName, ev] of Object.entries(EVENTS)) {
       const expected = TABLE[phaseName]?.[eventName] ?? '·';
       it(`${phaseName} + ${eventName} → ${expected}`, () => {
         const before = conn(phase);
+        const step = nextConnection(before, ev, RULES, world());
+        const got = step.connection === before && step.effects.length === 0 ? '·' : `${step.connection.phase.id}${step.effects.length > 0 ? `: ${step.effects.map((e) => e.type).join(', ')}` : ''}`;
+        expect(got).toBe(expected);
+      });
+    }
+  }
+
+  for (const [phaseName, phase] of Object.entries(PHASES)) {
+    for (const [eventName, ev] of Object.entries(EVENTS)) {
+      const expected = INTERACTIVE[phaseName]?.[eventName] ?? TABLE[phaseName]?.[eventName] ?? '·';
+      it(`interactive: ${phaseName} + ${eventName} → ${expected}`, () => {
+        const before = conn(phase, true);
         const step = nextConnection(before, ev, RULES, world());
         const got = step.connection === before && step.effects.length === 0 ? '·' : `${step.connection.phase.id}${step.effects.length > 0 ? `: ${step.effects.map((e) => e.type).join(', ')}` : ''}`;
         expect(got).toBe(expected);
@@ -194,6 +227,48 @@ describe('connection lifecycle: stories', () => {
     const step = nextConnection(c, EVENTS['exited(lost)']!, RULES, world());
     expect(step.connection.phase.id).toBe('connecting');
     expect(step.effects.some((e) => e.type === 'lost')).toBe(false);
+  });
+
+  it('interactive: the master waits for one login; lost once up, its tunnels wait for one fresh login together; ended before one, it rests until a person asks', () => {
+    let c = initialConnection(T, true);
+    let step = nextConnection(c, EVENTS.wanted!, RULES, world());
+    c = step.connection;
+    expect(connectionState(c.phase, true)).toBe('awaiting_login');
+    expect(forwardVerdict(c)).toEqual({ kind: 'wait' });
+    // A person takes the time they need: no start timeout.
+    step = nextConnection(c, { type: 'spawned', attempt: 1, pid: 300 }, RULES, world(T + 10));
+    expect(step.effects.some((e) => e.type === 'timer')).toBe(false);
+    c = nextConnection(step.connection, { type: 'ready', attempt: 1 }, RULES, world(T + 20_000)).connection;
+    expect(forwardVerdict(c)).toEqual({ kind: 'add' });
+    step = nextConnection(c, { type: 'exited', attempt: 1, exit: { code: 255, signal: null }, failure: lost, probe: null }, RULES, world(T + 90_000));
+    c = step.connection;
+    expect(step.effects).toContainEqual({ type: 'lost', failure: lost, exit: { code: 255, signal: null } });
+    expect(step.effects.filter((e) => e.type === 'spawn')).toHaveLength(1);
+    expect(connectionState(c.phase, true)).toBe('awaiting_login');
+    expect(forwardVerdict(c)).toEqual({ kind: 'wait' });
+    // The fresh login ends without a person (the server went away): no second one by itself.
+    step = nextConnection(c, { type: 'spawned', attempt: 2, pid: 301 }, RULES, world(T + 90_010));
+    step = nextConnection(step.connection, { type: 'exited', attempt: 2, exit: { code: 255, signal: null }, failure: refused, probe: target }, RULES, world(T + 91_000));
+    c = step.connection;
+    expect(c.phase).toEqual({ id: 'idle' });
+    expect(step.effects.some((e) => e.type === 'spawn' || e.type === 'timer' || e.type === 'probe')).toBe(false);
+    // A tunnel that asks now is told at once; a person's start connects again.
+    expect(forwardVerdict(c)).toEqual({ kind: 'down', failure: refused });
+    c = nextConnection(c, EVENTS['wanted(now)']!, RULES, world(T + 95_000)).connection;
+    expect(forwardVerdict(c)).toEqual({ kind: 'wait' });
+  });
+
+  it('interactive: a person at a prompt older than a minute gets a fresh login, and the forwards waiting for it go on waiting', () => {
+    const stale = { ...conn(PHASES.connecting!, true), lastSpawnAt: T - 61_000 };
+    let step = nextConnection(stale, EVENTS.login!, RULES, world());
+    expect(step.connection.phase).toEqual({ id: 'stopping', attempt: 5, pid: 100, reconnect: true });
+    expect(step.effects.map((e) => e.type)).toEqual(['terminate', 'announce']);
+    step = nextConnection(step.connection, EVENTS['exited(lost)']!, RULES, world(T + 10));
+    expect(step.connection.phase.id).toBe('connecting');
+    expect(step.effects.some((e) => e.type === 'lost')).toBe(false);
+    expect(step.effects.map((e) => e.type)).toContain('spawn');
+    // A batch connection has no person's login to replace.
+    expect(nextConnection({ ...stale, interactive: false }, EVENTS.login!, RULES, world()).effects).toEqual([]);
   });
 
   it('announces only when the public state or pid changes, and stamps `since` then', () => {

@@ -68,6 +68,24 @@ describe('interactive plan', () => {
     expect(p.args.indexOf('-E')).toBeLessThan(p.args.indexOf('--'));
   });
 
+  it('shares one login per host and option set: the master in a terminal, its debug file the connection\'s; shared: false keeps its own', () => {
+    const withMux = { ...ctx, controlDir: '/state/mux' };
+    const a = buildPlan(spec('aaaa', { interactive: true }), withMux, host);
+    const b = buildPlan(spec('bbbb', { interactive: true, local_port: ep('15433') }), withMux, host);
+    const conn = a.shared!.connection;
+    expect(b.shared!.connection).toEqual(conn);
+    expect(conn).toMatchObject({ interactive: true, controlPath: `/state/mux/${conn.id}` });
+    expect(conn.args).toContain('BatchMode=no');
+    expect(conn.args).toContain('ControlMaster=yes');
+    expect(conn.args.slice(conn.args.indexOf('-E'), conn.args.indexOf('-E') + 2)).toEqual(['-E', `/state/logins/${conn.id}.log`]);
+    expect(a.shared!.forward).toEqual({ flag: '-L', value: '127.0.0.1:15432:localhost:5432' });
+    // The same host logged in by itself is another connection; so are other options.
+    expect(buildPlan(spec('cccc'), withMux, host).shared!.connection).toMatchObject({ interactive: false });
+    expect(buildPlan(spec('cccc'), withMux, host).shared!.connection.id).not.toBe(conn.id);
+    expect(buildPlan(spec('dddd', { interactive: true, ssh_options: { Compression: 'yes' } }), withMux, host).shared!.connection.id).not.toBe(conn.id);
+    expect(buildPlan(spec('eeee', { interactive: true, shared: false }), withMux, host).shared).toBeNull();
+  });
+
   it('a tunnel that is not interactive keeps BatchMode and writes no debug file', () => {
     const p = buildPlan(spec('abcd'), ctx, host);
     expect(p.args).toContain('BatchMode=yes');

@@ -84,6 +84,9 @@ function harness(spacer?: SpawnSpacer, sharedClock?: ManualClock): Harness {
     connections: new ConnectionPool({
       clock,
       spawn,
+      spawnPty: () => {
+        throw new Error('no shared connection in these tests');
+      },
       control: () => Promise.reject(new Error('no shared connection in these tests')),
       probe: async () => false,
       spacer: spacer ?? new SpawnSpacer(clock, 100),
