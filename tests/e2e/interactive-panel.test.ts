@@ -39,6 +39,7 @@ describe('logging in to an interactive tunnel from the panel', () => {
   let server: OtpSshd;
   let echo: { close(): Promise<void> };
   let localPort: number;
+  let mirrorPort: number;
   let d: Daemon;
   let panel: Panel;
   let browser: Browser;
@@ -59,7 +60,9 @@ describe('logging in to an interactive tunnel from the panel', () => {
     const echoPort = await port();
     echo = await echoServer(echoPort);
     localPort = await port();
-    d = await startInteractiveDaemon(server, interactiveEntry('bastion', echoPort, localPort), { TUNNEL_API_TOKEN: TOKEN });
+    mirrorPort = await port();
+    // Two interactive tunnels to one host: they share its login (SPEC §14).
+    d = await startInteractiveDaemon(server, interactiveEntry('bastion', echoPort, localPort) + interactiveEntry('mirror', echoPort, mirrorPort), { TUNNEL_API_TOKEN: TOKEN });
     hash = ((await (await api('/list')).json()) as { hash: string }[])[0]!.hash;
     events = await recordEvents({ ...d, api: (path: string, init?: RequestInit) => d.api(path, { ...init, headers: { authorization: `Bearer ${TOKEN}` } }) } as Daemon);
     panel = await startPanelProcess(d, server.sshConfigPath, { PANEL_TOKEN: PASSWORD, TUNNEL_API_TOKEN: TOKEN });
@@ -95,6 +98,7 @@ describe('logging in to an interactive tunnel from the panel', () => {
     await card().getByTestId('login').click();
     await expect.poll(() => page.locator('#terminal').isVisible()).toBe(true);
     await expect.poll(screen, { timeout: 15_000 }).toMatch(/Verification code:/);
+    expect(await page.getByTestId('terminal-status').textContent()).toContain('One login for this host: it also brings up mirror.');
     // The terminal view passes the accessibility audit in both themes; its input is named.
     for (const scheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme: scheme });
@@ -113,6 +117,9 @@ describe('logging in to an interactive tunnel from the panel', () => {
     await expect.poll(() => page.getByTestId('terminal-status').textContent(), { timeout: 15_000 }).toMatch(/Logged in/);
     await expect.poll(() => badge().textContent(), { timeout: 15_000 }).toBe('Running');
     expect(await roundTrip(localPort, 'via the page')).toBe('via the page');
+    // The one code brought up the other tunnel to the host too.
+    await expect.poll(() => page.locator('#tunnels [data-testid="tunnel"][data-name="mirror"] [data-testid="status"]').textContent(), { timeout: 15_000 }).toBe('Running');
+    expect(await roundTrip(mirrorPort, 'shared login')).toBe('shared login');
     await expect.poll(() => page.locator('#terminal').isVisible(), { timeout: 5_000 }).toBe(false);
   });
 

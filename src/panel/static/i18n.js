@@ -86,4 +86,6 @@ export const format = {
     return relative.format(Math.round(m / 60), 'hour');
   },
   dateTime: (iso) => dates.format(new Date(iso)),
+  /** Names joined as the locale joins a list: "a, b and c", "a、b和c". */
+  list: (names) => new Intl.ListFormat(language.code, { type: 'conjunction' }).format(names),
 };

@@ -5,7 +5,7 @@
 import { Terminal } from '/vendor/xterm.mjs';
 import { FitAddon } from '/vendor/addon-fit.mjs';
 import { $ } from './dom.js';
-import { t } from './i18n.js';
+import { format, t } from './i18n.js';
 import { codeText, withCode } from './messages.js';
 
 let current = null;
@@ -58,7 +58,11 @@ export function openTerminal(hash, name) {
     }
     let m;
     try { m = JSON.parse(e.data); } catch { return; }
-    if (m.type === 'attached') say(t('terminal.attached'));
+    if (m.type === 'attached') {
+      // The login is the host's, shared by its interactive tunnels: say which others it brings up.
+      const others = Array.isArray(m.shared_with) && m.shared_with.length > 0 ? ` ${t('terminal.shared', { names: format.list(m.shared_with) })}` : '';
+      say(t('terminal.attached') + others);
+    }
     else if (m.type === 'refused') { ended = true; say(withCode(codeText(m.code, m.params, m.message), m.code || 'refused'), 'bad'); }
     else if (m.type === 'end') {
       ended = true;
