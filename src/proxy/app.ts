@@ -4,8 +4,8 @@ import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ProxyDeps } from './deps.js';
 import { errorJson, sendError, type ProxyError } from './errors.js';
-import { createProxyRoutes, restOf, type NodeHandler } from './handler.js';
-import { pickRequestId } from './request-id.js';
+import { createProxyRoutes, restOf, type NodeHandler } from './endpoints/handlers.js';
+import { pickRequestId } from './request/request-id.js';
 
 /** The Hono sub-app, and the way around Hono for the busiest paths. */
 export type ProxyApp = Hono<{ Bindings: HttpBindings }> & {

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { serverTiming } from './server-timing.js';
+import { serverTiming } from './observe/server-timing.js';
 
 /** An error as the proxy answers it: OpenAI's shape, with the HTTP status to use. */
 export interface ProxyError {

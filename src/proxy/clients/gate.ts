@@ -8,7 +8,7 @@
 import type { ServerResponse } from 'node:http';
 import { bearerToken, secretMatches, type SecretDigest } from '../../tokens.js';
 import type { ProxyError } from '../errors.js';
-import type { Observation } from '../observe.js';
+import type { Observation } from '../observe/request-record.js';
 import type { ClientLimiter } from './limiter.js';
 import { allows, identify, type ClientRule, type ClientRules } from './rules.js';
 

@@ -1,13 +1,14 @@
-import { bodyEncoding, createBodyDecoder, type BodyDecoder } from '../body-decoder.js';
+import { createBodyDecoder, type BodyDecoder } from '../relay/body-decoder.js';
+import { bodyEncoding } from '../request/body-encoding.js';
 import { sendError, timeoutError, type ProxyError } from '../errors.js';
-import type { Forward } from '../forward.js';
-import { HeldError } from '../held-error.js';
-import { holdsKey, MIN_MASKED_KEY_LENGTH, scrubText } from '../key-scrub.js';
-import { keyOf } from '../providers.js';
-import { upstreamRequestHeaders } from '../request-headers.js';
-import { relayHeaders } from '../response-headers.js';
-import { createSseFrames, type SseFrames } from '../sse-frames.js';
-import type { Exchange, ExchangeSink, UpstreamFailure } from '../upstream.js';
+import type { RelayRequest } from '../relay/relay-request.js';
+import { HeldError } from '../relay/held-error.js';
+import { holdsKey, MIN_MASKED_KEY_LENGTH, scrubText } from '../relay/key-scrub.js';
+import { keyOf } from '../relay/provider.js';
+import { upstreamRequestHeaders } from '../relay/upstream-headers.js';
+import { relayHeaders } from '../relay/client-headers.js';
+import { createSseFrames, type SseFrames } from '../relay/sse-frames.js';
+import type { Exchange, ExchangeSink, UpstreamFailure } from '../relay/upstream.js';
 import { isObject } from './shape.js';
 import { readEvents } from './sse-events.js';
 import type { StreamTranslator } from './stream.js';
@@ -25,7 +26,7 @@ import type { Translation } from './translation.js';
  *
  * Timeouts are the relay's (relay.ts): one for the head, then one for each gap while streaming.
  */
-export function forwardTranslated(f: Forward, t: Translation): void {
+export function relayTranslated(f: RelayRequest, t: Translation): void {
   new TranslatedRelay(f, t).start();
 }
 
@@ -46,7 +47,7 @@ class TranslatedRelay implements ExchangeSink {
   private readonly key: string | null;
 
   constructor(
-    private readonly f: Forward,
+    private readonly f: RelayRequest,
     private readonly t: Translation,
   ) {
     this.key = keyOf(f.provider);

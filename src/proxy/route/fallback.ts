@@ -1,18 +1,19 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { withModel } from './model-field.js';
-import type { TunnelLookup } from './deps.js';
-import type { Endpoint } from './endpoints.js';
-import { sendError, type ProxyError } from './errors.js';
-import type { FallbackReason, Forward } from './forward.js';
-import type { Observation } from './observe.js';
-import { keyRefusal, type Provider, type Runtime, type Target } from './providers.js';
-import type { Rests } from './rest.js';
-import { forwardChat } from './relay.js';
+import type { TunnelLookup } from '../deps.js';
+import type { Endpoint } from '../routes.js';
+import { sendError, type ProxyError } from '../errors.js';
+import type { FallbackReason, RelayRequest } from '../relay/relay-request.js';
+import type { Observation } from '../observe/request-record.js';
+import { keyRefusal, type Runtime, type Target } from './providers.js';
+import type { Provider } from '../relay/provider.js';
+import type { Rests } from './retry-after-rests.js';
+import { startRelay } from '../relay/relay.js';
 import { notingOwner, type ResponseOwners } from './response-owners.js';
-import { locate } from './routing.js';
-import { forwardTranslated } from './translate/relay.js';
-import type { Translation } from './translate/translation.js';
-import type { UpstreamPool } from './upstream.js';
+import { locate } from './targets.js';
+import { relayTranslated } from '../translate/relay.js';
+import type { Translation } from '../translate/translation.js';
+import type { UpstreamPool } from '../relay/upstream.js';
 
 /** What every request's walk over its targets shares (one object per proxy). */
 export interface Shared {
@@ -26,7 +27,7 @@ export interface Shared {
 }
 
 /** One request on its way to the targets of its model name. */
-export interface Attempts {
+export interface RoutedRequest {
   req: IncomingMessage;
   res: ServerResponse;
   requestId: string;
@@ -60,16 +61,16 @@ function header(raw: readonly string[], name: string): string | undefined {
  * before a byte reached the client, so the client sees one answer. The last target's
  * failure is the client's answer; the last target is asked even while it rests.
  */
-export function sendToTargets(shared: Shared, a: Attempts): void {
-  new Targets(shared, a).attempt(0);
+export function sendToTargets(shared: Shared, a: RoutedRequest): void {
+  new TargetWalk(shared, a).attempt(0);
 }
 
 /**
  * The walk over the targets. One object per request, which is also the relay's
- * `Forward` for the target being tried (its provider and payload change with it):
+ * `RelayRequest` for the target being tried (its provider and payload change with it):
  * the hot path allocates it instead of a closure per step.
  */
-class Targets implements Forward {
+class TargetWalk implements RelayRequest {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
   readonly requestId: string;
@@ -77,7 +78,7 @@ class Targets implements Forward {
   readonly forwarded: readonly string[];
   readonly endpoint: string;
   readonly family: Endpoint['family'];
-  readonly observer: Forward['observer'];
+  readonly observer: RelayRequest['observer'];
   readonly log: ((entry: Record<string, unknown>) => void) | undefined;
   provider!: Provider;
   payload!: Buffer;
@@ -91,7 +92,7 @@ class Targets implements Forward {
 
   constructor(
     private readonly shared: Shared,
-    private readonly a: Attempts,
+    private readonly a: RoutedRequest,
   ) {
     this.req = a.req;
     this.res = a.res;
@@ -149,8 +150,8 @@ class Targets implements Forward {
     const form = a.forms?.get(target.model);
     this.payload = form !== undefined ? form.bytes : a.translation !== undefined ? a.translation.payloadFor(target.model) : withModel(a.body, target.model);
     this.contentType = form?.contentType;
-    if (a.translation === undefined) forwardChat(this);
-    else forwardTranslated(this, a.translation);
+    if (a.translation === undefined) startRelay(this);
+    else relayTranslated(this, a.translation);
   }
 
   private get last(): boolean {

@@ -1,4 +1,5 @@
 import zlib from 'node:zlib';
+import { isZlibWrapped } from '../request/body-encoding.js';
 
 /**
  * Undoes a provider's `content-encoding`, so that what the proxy scans (event
@@ -20,31 +21,6 @@ export interface DecodedSink {
   data(chunk: Buffer): void;
   end(): void;
   error(message: string): void;
-}
-
-/** How a body is encoded, from its `content-encoding`: one the proxy decodes, none, or one it cannot read. */
-export type BodyEncoding = { kind: 'identity' } | { kind: 'decodable'; name: 'gzip' | 'deflate' | 'br' } | { kind: 'opaque'; name: string };
-
-const IDENTITY: BodyEncoding = { kind: 'identity' };
-
-export function bodyEncoding(contentEncoding: string | undefined): BodyEncoding {
-  // The usual answer, without a string operation or an allocation.
-  if (contentEncoding === undefined) return IDENTITY;
-  const name = contentEncoding.trim().toLowerCase();
-  if (name === '' || name === 'identity') return IDENTITY;
-  if (name === 'gzip' || name === 'x-gzip') return { kind: 'decodable', name: 'gzip' };
-  if (name === 'deflate') return { kind: 'decodable', name: 'deflate' };
-  if (name === 'br') return { kind: 'decodable', name: 'br' };
-  // Several codings stacked ("gzip, br"), zstd, …: left as they are.
-  return { kind: 'opaque', name };
-}
-
-/**
- * "deflate" should be zlib-wrapped (RFC 9110), but some servers and clients send raw
- * deflate; a zlib header's first byte has 8 (deflate) in its low nibble.
- */
-export function isZlibWrapped(first: Buffer): boolean {
-  return first.length > 0 && (first[0]! & 0x0f) === 0x08;
 }
 
 // Flushed per chunk so that a streamed event is handed on as soon as its bytes are in.

@@ -1,4 +1,6 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { discardRest } from '../../http-listener.js';
+import { sendError, tooLarge, type ErrorFamily } from '../errors.js';
 
 /** Why a request body could not be read. */
 export type BodyFailure = { reason: 'too_large'; limit: number } | { reason: 'client_closed' };
@@ -61,4 +63,10 @@ class BodyReader {
   };
 
   private readonly onGone = (): void => this.settle({ reason: 'client_closed' });
+}
+
+/** Answers 413 for a body found too large while it is still coming, and drops the rest of it. */
+export function refuseTooLarge(req: IncomingMessage, res: ServerResponse, requestId: string, limit: number, family: ErrorFamily = 'openai'): void {
+  sendError(res, requestId, tooLarge(limit), false, family);
+  discardRest(req, limit);
 }

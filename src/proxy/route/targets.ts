@@ -1,9 +1,10 @@
-import type { ProviderFormat } from '../config/proxy-schema.js';
-import { err, type Result } from '../result.js';
+import type { ProviderFormat } from '../../config/proxy-schema.js';
+import { err, type Result } from '../../result.js';
 import { splitModel } from './model-field.js';
-import type { TunnelLookup } from './deps.js';
-import { invalidRequest, type ProxyError } from './errors.js';
-import { withCredentialFor, type Provider, type ProviderEntry, type Runtime, type Target } from './providers.js';
+import type { TunnelLookup } from '../deps.js';
+import { invalidRequest, type ProxyError } from '../errors.js';
+import { withCredentialFor, type ProviderEntry, type Runtime, type Target } from './providers.js';
+import type { Provider } from '../relay/provider.js';
 
 const notFound = (message: string): Result<never, ProxyError> => ({
   ok: false,

@@ -1,10 +1,12 @@
-import type { Result } from '../result.js';
-import { bodyEncoding, createBodyDecoder, type DecodedSink } from './body-decoder.js';
-import type { TunnelLookup } from './deps.js';
-import { describeKeyProblem, type Provider, type Runtime } from './providers.js';
-import { relayHeaders } from './response-headers.js';
-import { locate } from './routing.js';
-import type { UpstreamPool } from './upstream.js';
+import type { Result } from '../../result.js';
+import { createBodyDecoder, type DecodedSink } from '../relay/body-decoder.js';
+import { bodyEncoding } from '../request/body-encoding.js';
+import type { TunnelLookup } from '../deps.js';
+import { describeKeyProblem, type Runtime } from './providers.js';
+import type { Provider } from '../relay/provider.js';
+import { relayHeaders } from '../relay/client-headers.js';
+import { locate } from './targets.js';
+import type { UpstreamPool } from '../relay/upstream.js';
 
 /**
  * One entry of `GET /v1/models`, in OpenAI's shape, with every other field the

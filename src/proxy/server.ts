@@ -3,14 +3,14 @@ import type { AddressInfo } from 'node:net';
 import { listenFailure, showAddress } from '../listen-failure.js';
 import { answerParserErrors, closeEveryConnection, LISTENER_OPTIONS, requireHost } from '../http-listener.js';
 import { guardRequests } from '../listener-guard.js';
-import { bearerMatches, clientAuthorization } from './auth.js';
+import { bearerMatches, clientAuthorization } from './clients/api-keys.js';
 import { callerOf } from './clients/gate.js';
 import type { ProxyDeps } from './deps.js';
 import { sendError } from './errors.js';
-import { createProxyRoutes, restOf, type NodeHandler } from './handler.js';
-import { createProxyMetrics } from './metrics.js';
-import { runtimeCache } from './providers.js';
-import { pickRequestId } from './request-id.js';
+import { createProxyRoutes, restOf, type NodeHandler } from './endpoints/handlers.js';
+import { createProxyMetrics } from './observe/metrics.js';
+import { runtimeCache } from './route/providers.js';
+import { pickRequestId } from './request/request-id.js';
 
 /** A running `tunnel-manager proxy` listener. */
 export interface ProxyServer {

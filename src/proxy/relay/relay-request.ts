@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ErrorFamily } from './errors.js';
-import type { Provider } from './providers.js';
+import type { ErrorFamily } from '../errors.js';
+import type { Provider } from './provider.js';
 import type { UpstreamPool } from './upstream.js';
 
 /** Why a provider could not serve a request, seen before anything reached the client. */
@@ -21,7 +21,7 @@ export interface RelayObserver {
 }
 
 /** Everything one proxied request needs. */
-export interface Forward {
+export interface RelayRequest {
   req: IncomingMessage;
   res: ServerResponse;
   requestId: string;

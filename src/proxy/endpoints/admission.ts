@@ -1,14 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ProxyConfig } from '../config/proxy-schema.js';
-import { clientAuthorization } from './auth.js';
-import { callerOf } from './clients/gate.js';
-import type { ClientRule } from './clients/rules.js';
-import { applyCors } from './cors.js';
-import type { ProxyDeps } from './deps.js';
-import { sendError, type ErrorFamily } from './errors.js';
-import { observeRequest, type Observation } from './observe.js';
-import type { Runtime } from './providers.js';
-import { pickRequestId } from './request-id.js';
+import type { ProxyConfig } from '../../config/proxy-schema.js';
+import { clientAuthorization } from '../clients/api-keys.js';
+import { callerOf } from '../clients/gate.js';
+import type { ClientRule } from '../clients/rules.js';
+import { applyCors } from '../request/cors.js';
+import type { ProxyDeps } from '../deps.js';
+import { sendError, type ErrorFamily } from '../errors.js';
+import { observeRequest, type Observation } from '../observe/request-record.js';
+import type { Runtime } from '../route/providers.js';
+import { pickRequestId } from '../request/request-id.js';
 
 /** A request let through: its id, the configuration in force when it arrived, and its record. */
 export interface Admitted {

@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RequestListener } from '../http-listener.js';
+import type { RequestListener } from '../../http-listener.js';
 import type { Admit } from './admission.js';
-import type { TunnelLookup } from './deps.js';
-import { err, type Result } from '../result.js';
-import { badPercentEncoding, invalidRequest, markOwnAnswer, sendError, type ErrorFamily, type ProxyError } from './errors.js';
-import type { ModelCatalog, ModelEntry } from './models.js';
+import type { TunnelLookup } from '../deps.js';
+import { err, type Result } from '../../result.js';
+import { badPercentEncoding, invalidRequest, markOwnAnswer, sendError, type ErrorFamily, type ProxyError } from '../errors.js';
+import type { ModelCatalog, ModelEntry } from '../route/model-catalog.js';
 
 /**
  * `GET /v1/models` and `GET /v1/models/{id}`, in the shape of the client that asks:

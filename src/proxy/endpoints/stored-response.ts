@@ -1,15 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RequestListener } from '../http-listener.js';
+import type { RequestListener } from '../../http-listener.js';
 import type { Admit, Admitted, Method } from './admission.js';
-import { readBody } from './body.js';
-import { DEFAULT_MAX_BODY_BYTES } from './deps.js';
-import { refuseTooLarge } from './discard.js';
-import { badPercentEncoding, sendError, type ProxyError } from './errors.js';
-import type { Shared } from './fallback.js';
-import { forwardChat } from './relay.js';
-import { keyRefusal } from './providers.js';
-import { MAX_OWNERS, RESPONSE_ID } from './response-owners.js';
-import { locate } from './routing.js';
+import { readBody } from '../request/read-body.js';
+import { DEFAULT_MAX_BODY_BYTES } from '../deps.js';
+import { refuseTooLarge } from '../request/read-body.js';
+import { badPercentEncoding, sendError, type ProxyError } from '../errors.js';
+import type { Shared } from '../route/fallback.js';
+import { startRelay } from '../relay/relay.js';
+import { keyRefusal } from '../route/providers.js';
+import { MAX_OWNERS, RESPONSE_ID } from '../route/response-owners.js';
+import { locate } from '../route/targets.js';
 
 const PREFIX = '/v1/responses/';
 
@@ -84,7 +84,7 @@ function send(shared: Shared, req: IncomingMessage, res: ServerResponse, begun: 
   const provider = located.value;
   const refusal = keyRefusal(provider);
   if (refusal !== null) return sendError(res, requestId, refusal);
-  forwardChat({
+  startRelay({
     req,
     res,
     requestId,

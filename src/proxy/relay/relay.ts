@@ -1,13 +1,14 @@
-import { bodyEncoding, createBodyDecoder, type BodyDecoder } from './body-decoder.js';
-import { sendError, sseErrorEvent, timeoutError, type ProxyError } from './errors.js';
-import type { Forward } from './forward.js';
+import { createBodyDecoder, type BodyDecoder } from './body-decoder.js';
+import { bodyEncoding } from '../request/body-encoding.js';
+import { sendError, sseErrorEvent, timeoutError, type ProxyError } from '../errors.js';
+import type { RelayRequest } from './relay-request.js';
 import { HeldError } from './held-error.js';
 import { KeyScrubber, MIN_MASKED_KEY_LENGTH } from './key-scrub.js';
-import { keyOf } from './providers.js';
-import { upstreamRequestHeaders } from './request-headers.js';
-import { clientHeaders, relayHeaders } from './response-headers.js';
-import { ownRateHeadersKept } from './clients/gate.js';
-import { serverTiming, upstreamWaitEnded, upstreamWaitStarted } from './server-timing.js';
+import { keyOf } from './provider.js';
+import { upstreamRequestHeaders } from './upstream-headers.js';
+import { clientHeaders, relayHeaders } from './client-headers.js';
+import { ownRateHeadersKept } from '../clients/gate.js';
+import { serverTiming, upstreamWaitEnded, upstreamWaitStarted } from '../observe/server-timing.js';
 import { createSseFrames, streamTail, type SseFrames } from './sse-frames.js';
 import type { Exchange, ExchangeSink, UpstreamFailure } from './upstream.js';
 
@@ -30,7 +31,7 @@ import type { Exchange, ExchangeSink, UpstreamFailure } from './upstream.js';
  * scrubbed of the key once complete; any other answer of a provider with a key is
  * scrubbed as it passes.
  */
-export function forwardChat(f: Forward): void {
+export function startRelay(f: RelayRequest): void {
   new Relay(f).start();
 }
 
@@ -65,7 +66,7 @@ export class Relay implements ExchangeSink {
   private timer: NodeJS.Timeout | null = null;
   private exchange: Exchange | null = null;
 
-  constructor(private readonly f: Forward) {}
+  constructor(private readonly f: RelayRequest) {}
 
   start(): void {
     const { f } = this;

@@ -1,4 +1,4 @@
-import type { RelayObserver } from './forward.js';
+import type { RelayObserver } from '../relay/relay-request.js';
 
 /**
  * Which provider created each stored response that passed through the proxy, so that

@@ -1,39 +1,11 @@
-import { forwardedNames, type Credential } from './request-headers.js';
-import { expandEnv, type ProviderFormat, type ProxyConfig } from '../config/proxy-schema.js';
-import type { Result } from '../result.js';
-import type { ProxyError } from './errors.js';
-import { digestKey, type KeyDigest } from './auth.js';
-import { compileClients, type ClientRules } from './clients/rules.js';
-import { DEFAULT_KEEP_ALIVE_MS, type Origin } from './upstream.js';
-
-/** Why a provider's `api_key` cannot be sent. */
-export type KeyProblem =
-  | { reason: 'unset_variable'; variable: string }
-  /** The expanded key holds a line break or another character an HTTP header cannot carry. */
-  | { reason: 'not_header_safe' }
-  /** The expanded key is blank (white space only). */
-  | { reason: 'blank' };
-
-/** One provider, ready to send requests to. */
-export interface Provider {
-  prefix: string;
-  /** The request formats it takes (`openai` unless the config says otherwise). */
-  formats: readonly ProviderFormat[];
-  /** For messages and the tunnel lookup: the host and port the base URL names. */
-  hostname: string;
-  port: number;
-  origin: Origin;
-  /** The base URL's path without a trailing slash, e.g. `/v1`. */
-  basePath: string;
-  /** The upstream key (null: none), or why it cannot be used. */
-  key: Result<string | null, KeyProblem>;
-  /** `authorization: Bearer <key>` (OpenAI's way; Anthropic's is `x-api-key`, see `withCredentialFor`), or null without a key. */
-  credential: Credential | null;
-  timeoutMs: number;
-  timeoutSeconds: number;
-  /** How long an idle connection to it is kept for the next request (`keep_alive`); 0: one connection per request. */
-  keepAliveMs: number;
-}
+import { keyOf, type KeyProblem, type Provider } from '../relay/provider.js';
+import { forwardedNames } from '../relay/upstream-headers.js';
+import { expandEnv, type ProviderFormat, type ProxyConfig } from '../../config/proxy-schema.js';
+import type { Result } from '../../result.js';
+import type { ProxyError } from '../errors.js';
+import { digestKey, type KeyDigest } from '../clients/api-keys.js';
+import { compileClients, type ClientRules } from '../clients/rules.js';
+import { DEFAULT_KEEP_ALIVE_MS } from '../relay/upstream.js';
 
 /** Where a provider is: a fixed URL, or the local end of a tunnel, looked up on every request so that it follows edits. */
 export type ProviderEntry = (
@@ -198,11 +170,6 @@ export function compile(config: ProxyConfig, env: NodeJS.ProcessEnv): Runtime {
 
 function place(protocol: 'http:' | 'https:', hostname: string, port: number, host = hostname.includes(':') ? `[${hostname}]:${port}` : `${hostname}:${port}`): Pick<Provider, 'hostname' | 'port' | 'origin'> {
   return { hostname, port, origin: { protocol, hostname, port, host, url: `${protocol}//${host}` } };
-}
-
-/** The provider's key as it is sent (never blank: compile refuses that), or null when it has none or none that can be used. */
-export function keyOf(p: Pick<Provider, 'key'>): string | null {
-  return p.key.ok ? p.key.value : null;
 }
 
 /** The provider as a request of `format` reaches it: Anthropic's API takes its key as `x-api-key`. */

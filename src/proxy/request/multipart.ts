@@ -1,7 +1,7 @@
 import busboy from 'busboy';
 import { MIMEType } from 'node:util';
-import { err, ok, type Result } from '../result.js';
-import { invalidRequest, type ProxyError } from './errors.js';
+import { err, ok, type Result } from '../../result.js';
+import { invalidRequest, type ProxyError } from '../errors.js';
 
 /**
  * Multipart request bodies: the uploads of audio transcription and translation

@@ -1,7 +1,5 @@
 import type { ProviderFormat } from '../config/proxy-schema.js';
-import { err, type Result } from '../result.js';
-import { invalidRequest, type ErrorFamily, type ProxyError } from './errors.js';
-import { describe, readJsonBody } from './json-body.js';
+import type { ErrorFamily } from './errors.js';
 
 /** One POST endpoint routed by its body's `model`; the table below is the whole list. */
 export interface Endpoint {
@@ -44,34 +42,3 @@ export const ENDPOINTS: readonly Endpoint[] = [
   // What Anthropic's SDK (messages.countTokens) and Claude Code call before a long prompt.
   { path: '/messages/count_tokens', format: 'anthropic', family: 'anthropic', lists: ['messages'] },
 ];
-
-/** A request body that passed the proxy's own checks, with `model` as the client sent it. */
-export interface ModelRequest {
-  /** The body as received (UTF-8 JSON of an object), for splicing the target's model into. */
-  bytes: Buffer;
-  model: string;
-  /** The body as parsed, for the few fields the proxy reads besides `model` (`store`). */
-  fields: Record<string, unknown>;
-}
-
-const bad = (message: string, param: string | null): Result<never, ProxyError> => err(invalidRequest(message, param));
-
-/** Checks a body once: UTF-8 JSON of an object, `model`, and `messages` where the endpoint has them. */
-export function parseModelRequest(endpoint: Endpoint, bytes: Buffer): Result<ModelRequest, ProxyError> {
-  const json = readJsonBody(bytes);
-  if (!json.ok) return json;
-  const fields = json.value.fields;
-  const model = fields.model;
-  if (model === undefined) return bad('missing required field "model" (expected "<prefix>:<model_name>" or an alias)', 'model');
-  if (typeof model !== 'string' || model === '') {
-    return bad(`"model" must be a non-empty string "<prefix>:<model_name>" or an alias, found ${model === '' ? 'an empty string' : describe(model)}`, 'model');
-  }
-  for (const name of endpoint.lists ?? []) {
-    const list = fields[name];
-    if (list === undefined) return bad(`missing required field "${name}" (expected an array of message objects)`, name);
-    if (!Array.isArray(list)) return bad(`"${name}" must be an array of message objects, found ${describe(list)}`, name);
-    const i = list.findIndex((m: unknown) => typeof m !== 'object' || m === null || Array.isArray(m));
-    if (i !== -1) return bad(`"${name}[${i}]" must be a message object, found ${describe(list[i])}`, `${name}[${i}]`);
-  }
-  return { ok: true, value: { bytes, model, fields } };
-}

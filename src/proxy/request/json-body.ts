@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
-import type { Result } from '../result.js';
-import type { ProxyError } from './errors.js';
+import { err, type Result } from '../../result.js';
+import { invalidRequest, type ProxyError } from '../errors.js';
+import type { Endpoint } from '../routes.js';
 
 /** A request body that is UTF-8 text of a JSON object: the bytes as received, and the object parsed from them. */
 export interface JsonBody {
@@ -81,4 +82,35 @@ export function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+/** A request body that passed the proxy's own checks, with `model` as the client sent it. */
+export interface ModelRequest {
+  /** The body as received (UTF-8 JSON of an object), for splicing the target's model into. */
+  bytes: Buffer;
+  model: string;
+  /** The body as parsed, for the few fields the proxy reads besides `model` (`store`). */
+  fields: Record<string, unknown>;
+}
+
+const bad = (message: string, param: string | null): Result<never, ProxyError> => err(invalidRequest(message, param));
+
+/** Checks a body once: UTF-8 JSON of an object, `model`, and `messages` where the endpoint has them. */
+export function parseModelRequest(endpoint: Endpoint, bytes: Buffer): Result<ModelRequest, ProxyError> {
+  const json = readJsonBody(bytes);
+  if (!json.ok) return json;
+  const fields = json.value.fields;
+  const model = fields.model;
+  if (model === undefined) return bad('missing required field "model" (expected "<prefix>:<model_name>" or an alias)', 'model');
+  if (typeof model !== 'string' || model === '') {
+    return bad(`"model" must be a non-empty string "<prefix>:<model_name>" or an alias, found ${model === '' ? 'an empty string' : describe(model)}`, 'model');
+  }
+  for (const name of endpoint.lists ?? []) {
+    const list = fields[name];
+    if (list === undefined) return bad(`missing required field "${name}" (expected an array of message objects)`, name);
+    if (!Array.isArray(list)) return bad(`"${name}" must be an array of message objects, found ${describe(list)}`, name);
+    const i = list.findIndex((m: unknown) => typeof m !== 'object' || m === null || Array.isArray(m));
+    if (i !== -1) return bad(`"${name}[${i}]" must be a message object, found ${describe(list[i])}`, `${name}[${i}]`);
+  }
+  return { ok: true, value: { bytes, model, fields } };
 }
