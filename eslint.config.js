@@ -62,7 +62,7 @@ const others = (...allowed) => [...SRC_FOLDERS.filter((f) => !allowed.includes(f
  * errors.ts, deps.ts and routes.ts (the route table) sit below every stage but observe/.
  */
 const PROXY_STAGES = ['observe', 'clients', 'request', 'relay', 'translate', 'route', 'endpoints'];
-const PROXY_TOP = ['app.js', 'server.js', 'index.js', 'dispatch.js'];
+const PROXY_TOP = ['app.js', 'server.js', 'index.js', 'dispatch.js', 'in-memory-http.js'];
 
 function proxyStages() {
   // The proxy knows nothing of the tunnel side, from any depth of src/proxy/.

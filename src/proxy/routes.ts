@@ -42,3 +42,64 @@ export const ENDPOINTS: readonly Endpoint[] = [
   // What Anthropic's SDK (messages.countTokens) and Claude Code call before a long prompt.
   { path: '/messages/count_tokens', format: 'anthropic', family: 'anthropic', lists: ['messages'] },
 ];
+
+/** A method of the table; a route with GET answers HEAD too. */
+export type Method = 'GET' | 'POST' | 'DELETE';
+
+/** What answers a route: endpoints/ has one handler per kind. */
+export type RouteKind = 'model-routed' | 'model-list' | 'model-by-id' | 'stored-response';
+
+/** One route of the `/v1` group. */
+export interface Route {
+  method: Method;
+  /**
+   * The whole path. `{id}` stands for one path segment, `{id*}` for the rest of the
+   * path (a model id may hold slashes); the rest is literal.
+   */
+  path: string;
+  kind: RouteKind;
+  /** For `model-routed`: the endpoint, with its format and body. */
+  endpoint?: Endpoint;
+}
+
+/**
+ * Every route of the `/v1` group: the one table from which the daemon's fast path,
+ * `tunnel-manager proxy` and the Hono sub-app dispatch (dispatch.ts), and from which
+ * each route learns the methods it takes (a 405 with `Allow` for any other). A path
+ * under `/v1` that matches none is answered 404 by the group itself (a CORS preflight
+ * aside), so a client learns it asked the proxy for something it lacks.
+ */
+export const ROUTES: readonly Route[] = [
+  ...ENDPOINTS.map((endpoint): Route => ({ method: 'POST', path: `/v1${endpoint.path}`, kind: 'model-routed', endpoint })),
+  { method: 'GET', path: '/v1/models', kind: 'model-list' },
+  { method: 'GET', path: '/v1/models/{id*}', kind: 'model-by-id' },
+  // A stored response, by id (`responses.retrieve`, `.delete`, `.cancel`, `.inputItems.list`).
+  { method: 'GET', path: '/v1/responses/{id}', kind: 'stored-response' },
+  { method: 'DELETE', path: '/v1/responses/{id}', kind: 'stored-response' },
+  { method: 'POST', path: '/v1/responses/{id}/cancel', kind: 'stored-response' },
+  { method: 'GET', path: '/v1/responses/{id}/input_items', kind: 'stored-response' },
+];
+
+/** A route's path as its requests are labelled in logs and series: under `/v1`, `{id*}` as `{id}`. */
+export function routeLabel(route: Pick<Route, 'path'>): string {
+  return route.path.slice('/v1'.length).replace('{id*}', '{id}');
+}
+
+/** Whether `path` (no query) is one the pattern stands for. */
+export function matches(pattern: string, path: string): boolean {
+  const want = pattern.split('/');
+  const got = path.split('/');
+  for (let i = 0; i < want.length; i++) {
+    const w = want[i];
+    const g = got[i];
+    if (g === undefined || w === undefined) return false;
+    if (w.endsWith('*}')) return got.slice(i).join('/') !== '';
+    if (w.startsWith('{') ? g === '' : w !== g) return false;
+  }
+  return got.length === want.length;
+}
+
+/** The routes at `path` (no query), in table order; none for a path the group lacks. */
+export function routesAt(path: string): Route[] {
+  return ROUTES.filter((r) => matches(r.path, path));
+}

@@ -7,7 +7,7 @@ import { bearerMatches, clientAuthorization } from './clients/api-keys.js';
 import { callerOf } from './clients/gate.js';
 import type { ProxyDeps } from './deps.js';
 import { sendError } from './errors.js';
-import { createProxyRoutes, restOf, type NodeHandler } from './endpoints/handlers.js';
+import { createDispatch } from './dispatch.js';
 import { createProxyMetrics } from './observe/metrics.js';
 import { runtimeCache } from './route/providers.js';
 import { pickRequestId } from './request/request-id.js';
@@ -37,7 +37,8 @@ export function startProxyServer(options: {
   allowedHosts?: readonly string[];
 }): Promise<ProxyServer> {
   const deps = { ...options.deps, metrics: options.deps.metrics ?? createProxyMetrics() };
-  const handler = createProxyHandler(deps);
+  // No framework between the socket and the upstream: the route table's dispatch itself.
+  const handler = createDispatch(deps);
   const runtimeOf = runtimeCache(deps.env ?? process.env);
   const metrics: http.RequestListener = (req, res) => {
     const requestId = pickRequestId(req.headers['x-request-id']);
@@ -83,22 +84,4 @@ export function startProxyServer(options: {
       });
     });
   });
-}
-
-/**
- * The node:http fast path: the standalone proxy's listener hands over every request
- * whose path starts with `/v1/`. No framework sits between the socket and the
- * upstream, which keeps the added latency of a hop well under a millisecond.
- */
-export function createProxyHandler(deps: ProxyDeps): NodeHandler & { close(): void } {
-  const routes = createProxyRoutes(deps);
-  const handler: NodeHandler = (req, res) => {
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    const path = q === -1 ? url : url.slice(0, q);
-    const endpoint = routes.byUrlPath.get(path);
-    if (endpoint !== undefined) return endpoint(req, res);
-    restOf(routes, path)(req, res);
-  };
-  return Object.assign(handler, { close: routes.close });
 }

@@ -9,6 +9,7 @@ import { sendError, type ErrorFamily } from '../errors.js';
 import { observeRequest, type Observation } from '../observe/request-record.js';
 import type { Runtime } from '../route/providers.js';
 import { pickRequestId } from '../request/request-id.js';
+import type { Method } from '../routes.js';
 
 /** A request let through: its id, the configuration in force when it arrived, and its record. */
 export interface Admitted {
@@ -18,8 +19,6 @@ export interface Admitted {
   /** The client of `proxy.clients` whose key it came with, or null (no keys, or one of `api_keys`). */
   client: ClientRule | null;
 }
-
-export type Method = 'GET' | 'POST' | 'DELETE';
 
 /**
  * What every route does first, in this order: an id and a record (so that even a

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestListener } from '../../http-listener.js';
 import type { Admit } from './admission.js';
+import type { Method } from '../routes.js';
 import type { TunnelLookup } from '../deps.js';
 import { err, type Result } from '../../result.js';
 import { badPercentEncoding, invalidRequest, markOwnAnswer, sendError, type ErrorFamily, type ProxyError } from '../errors.js';
@@ -14,12 +15,17 @@ import type { ModelCatalog, ModelEntry } from '../route/model-catalog.js';
  * carries `anthropic-version`, which Anthropic's SDKs send on every call and OpenAI's
  * never do. The same models either way.
  */
-export function createModelRoutes(begin: Admit, catalog: ModelCatalog, tunnel: TunnelLookup | undefined): { models: RequestListener; model: RequestListener } {
+export function createModelRoutes(
+  begin: Admit,
+  catalog: ModelCatalog,
+  tunnel: TunnelLookup | undefined,
+  methods: { list: readonly Method[]; one: readonly Method[] },
+): { models: RequestListener; model: RequestListener } {
   const familyOf = (req: IncomingMessage): ErrorFamily => (req.headers['anthropic-version'] === undefined ? 'openai' : 'anthropic');
 
   const models: RequestListener = (req, res) => {
     const family = familyOf(req);
-    const begun = begin(req, res, '/models', 'GET', family);
+    const begun = begin(req, res, '/models', methods.list, family);
     if (begun === null) return;
     const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
     void catalog.list(begun.runtime, tunnel).then((data) => {
@@ -32,7 +38,7 @@ export function createModelRoutes(begin: Admit, catalog: ModelCatalog, tunnel: T
 
   const model: RequestListener = (req, res) => {
     const family = familyOf(req);
-    const begun = begin(req, res, '/models/{id}', 'GET', family);
+    const begun = begin(req, res, '/models/{id}', methods.one, family);
     if (begun === null) return;
     const url = req.url ?? '';
     const rest = url.slice(url.indexOf('/models/') + '/models/'.length).split('?')[0]!;

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestListener } from '../../http-listener.js';
-import type { Admit, Admitted, Method } from './admission.js';
+import type { Admit, Admitted } from './admission.js';
+import { routesAt, type Method } from '../routes.js';
 import { readBody } from '../request/read-body.js';
 import { DEFAULT_MAX_BODY_BYTES } from '../deps.js';
 import { refuseTooLarge } from '../request/read-body.js';
@@ -13,12 +14,15 @@ import { locate } from '../route/targets.js';
 
 const PREFIX = '/v1/responses/';
 
-/** What may follow a response id, and the methods each takes. */
-const SUBPATHS: ReadonlyMap<string, readonly Method[]> = new Map([
-  ['', ['GET', 'DELETE']],
-  ['cancel', ['POST']],
-  ['input_items', ['GET']],
-]);
+/**
+ * The methods the route table gives what follows a response id (`''`, `cancel`,
+ * `input_items`); undefined for anything else. The same for every id, even one that
+ * is not well formed (it is refused after the method): asked with a stand-in id.
+ */
+function methodsAfterId(sub: string): readonly Method[] | undefined {
+  const methods = routesAt(`${PREFIX}id${sub === '' ? '' : `/${sub}`}`).map((r) => r.method);
+  return methods.length === 0 ? undefined : methods;
+}
 
 const notFound = (message: string, code = 'not_found'): ProxyError => ({ status: 404, type: 'invalid_request_error', code, message });
 
@@ -38,7 +42,7 @@ export function createStoredResponseRoute(begin: Admit, shared: Shared): Request
     const q = url.indexOf('?');
     const [rawId = '', ...rest] = url.slice(PREFIX.length, q === -1 ? undefined : q).split('/');
     const sub = rest.join('/');
-    const methods = SUBPATHS.get(sub);
+    const methods = methodsAfterId(sub);
     if (methods === undefined) {
       // Not a call on a stored response: answered as any unknown path, whatever the method.
       const b = begin(req, res, '/responses/{id}', null, 'openai');
