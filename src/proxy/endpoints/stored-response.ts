@@ -88,7 +88,7 @@ function send(shared: Shared, req: IncomingMessage, res: ServerResponse, begun: 
   const provider = located.value;
   const refusal = keyRefusal(provider);
   if (refusal !== null) return sendError(res, requestId, refusal);
-  startRelay({
+  void startRelay({
     req,
     res,
     requestId,
@@ -99,6 +99,8 @@ function send(shared: Shared, req: IncomingMessage, res: ServerResponse, begun: 
     endpoint: `/responses/${encodeURIComponent(id)}${sub === '' ? '' : `/${sub}`}`,
     forwarded: runtime.forwarded,
     family: 'openai',
+    // No other provider holds that response: its failures are the client's answer.
+    fallible: false,
     observer: obs,
     tunnelHint: () => shared.tunnelHint(provider),
     log: shared.log,

@@ -40,11 +40,12 @@ export interface RelayRequest {
   /** Whose error shape the client reads (the endpoint's). */
   family?: ErrorFamily;
   /**
-   * Asked while nothing has reached the client yet and this provider cannot serve
-   * the request. True: the caller takes the request elsewhere and this exchange is
-   * dropped without a word to the client; false: the error is answered as usual.
+   * Whether the request may still go to another target (this is not its last): then a
+   * failure before anything reached the client (unreachable, a timeout before the
+   * head, a 429 or 5xx) ends the relay without a word to the client, settled as
+   * `declined`, and the caller takes it elsewhere. False: such failures are answered.
    */
-  fallback?(why: FallbackReason): boolean;
+  fallible: boolean;
   /**
    * The request's record: told each piece of the answer's body as it goes to the
    * client (usage, time to first byte), and the one that hears the client leave (one
@@ -55,3 +56,15 @@ export interface RelayRequest {
   tunnelHint(): string;
   log?(entry: Record<string, unknown>): void;
 }
+
+/**
+ * How a relay settled, told once to whoever started it (`startRelay` resolves with
+ * it); the relay knows nothing of its caller.
+ */
+export type Settled =
+  /** Nothing reached the client and nothing will: the caller answers the request another way. */
+  | { kind: 'declined'; why: FallbackReason }
+  /** The provider's status line came and the relay took it (passed on, held, or refused with the proxy's error). */
+  | { kind: 'answered'; status: number; rawHeaders: readonly string[] }
+  /** The relay ended before a status line: the proxy's own error answer, or the client left. */
+  | { kind: 'ended' };

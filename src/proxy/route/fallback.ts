@@ -3,7 +3,7 @@ import { withModel } from './model-field.js';
 import type { TunnelLookup } from '../deps.js';
 import type { Endpoint } from '../routes.js';
 import { sendError, type ProxyError } from '../errors.js';
-import type { FallbackReason, RelayRequest } from '../relay/relay-request.js';
+import type { FallbackReason, RelayObserver, RelayRequest, Settled } from '../relay/relay-request.js';
 import type { Observation } from '../observe/request-record.js';
 import { keyRefusal, type Runtime, type Target } from './providers.js';
 import type { Provider } from '../relay/provider.js';
@@ -50,7 +50,7 @@ const reasonOf = (why: FallbackReason): string =>
   why.kind === 'status' ? (why.status === 429 ? 'status_429' : 'status_5xx') : why.kind;
 
 function header(raw: readonly string[], name: string): string | undefined {
-  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) return raw[i + 1];
+  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]?.toLowerCase() === name) return raw[i + 1];
   return undefined;
 }
 
@@ -60,49 +60,36 @@ function header(raw: readonly string[], name: string): string | undefined {
  * or 5xx, rests after its `Retry-After`, or is a tunnel that is not RUNNING — always
  * before a byte reached the client, so the client sees one answer. The last target's
  * failure is the client's answer; the last target is asked even while it rests.
+ *
+ * The walk starts a relay per target and hears how it settled; the relay knows
+ * nothing of the walk (dependencies and calls run one way: route → relay).
  */
 export function sendToTargets(shared: Shared, a: RoutedRequest): void {
   new TargetWalk(shared, a).attempt(0);
 }
 
-/**
- * The walk over the targets. One object per request, which is also the relay's
- * `RelayRequest` for the target being tried (its provider and payload change with it):
- * the hot path allocates it instead of a closure per step.
- */
-class TargetWalk implements RelayRequest {
-  readonly req: IncomingMessage;
-  readonly res: ServerResponse;
-  readonly requestId: string;
-  readonly pool: UpstreamPool;
-  readonly forwarded: readonly string[];
-  readonly endpoint: string;
-  readonly family: Endpoint['family'];
-  readonly observer: RelayRequest['observer'];
-  readonly log: ((entry: Record<string, unknown>) => void) | undefined;
-  provider!: Provider;
-  payload!: Buffer;
-  contentType: string | undefined;
+const NO_PROVIDER_YET = { prefix: '' };
+
+/** The walk over one request's targets. */
+class TargetWalk {
   private index = 0;
   private lastRefusal: ProxyError | null = null;
   /** Targets passed over only because they rest, in order: asked after all when no other could be. */
   private readonly passedResting: number[] = [];
   /** Set when a resting target is asked as the last resort: its answer is the client's. */
   private lastResort = false;
+  /** The provider being tried, whose answer notes a stored response's owner (response-owners.ts). */
+  provider: { readonly prefix: string } = NO_PROVIDER_YET;
+  readonly res: ServerResponse;
+  private readonly observer: RelayObserver;
+  private readonly onSettled = (s: Settled): void => this.settled(s);
 
   constructor(
     private readonly shared: Shared,
     private readonly a: RoutedRequest,
   ) {
-    this.req = a.req;
     this.res = a.res;
-    this.requestId = a.requestId;
-    this.pool = shared.pool;
-    this.forwarded = a.runtime.forwarded;
-    this.endpoint = a.endpoint.path;
-    this.family = a.endpoint.family;
     this.observer = a.stored === true ? notingOwner(a.obs, shared.owners, this) : a.obs;
-    this.log = shared.log;
   }
 
   attempt(i: number): void {
@@ -148,10 +135,24 @@ class TargetWalk implements RelayRequest {
     if (refusal !== null) return this.next('key_unusable', refusal);
     this.provider = provider;
     const form = a.forms?.get(target.model);
-    this.payload = form !== undefined ? form.bytes : a.translation !== undefined ? a.translation.payloadFor(target.model) : withModel(a.body, target.model);
-    this.contentType = form?.contentType;
-    if (a.translation === undefined) startRelay(this);
-    else relayTranslated(this, a.translation);
+    const { shared } = this;
+    const relay: RelayRequest = {
+      req: a.req,
+      res: a.res,
+      requestId: a.requestId,
+      provider,
+      pool: shared.pool,
+      payload: form !== undefined ? form.bytes : a.translation !== undefined ? a.translation.payloadFor(target.model) : withModel(a.body, target.model),
+      contentType: form?.contentType,
+      endpoint: a.endpoint.path,
+      forwarded: a.runtime.forwarded,
+      family: a.endpoint.family,
+      fallible: !this.last,
+      observer: this.observer,
+      tunnelHint: () => shared.tunnelHint(provider),
+      log: shared.log,
+    };
+    void (a.translation === undefined ? startRelay(relay) : relayTranslated(relay, a.translation)).then(this.onSettled);
   }
 
   private get last(): boolean {
@@ -164,29 +165,32 @@ class TargetWalk implements RelayRequest {
     const i = this.index;
     this.lastRefusal = refusal;
     if (!this.last) {
-      const prefix = a.targets[i]!.prefix;
-      a.obs.fellBack(prefix, reason);
-      this.log?.({ event: 'proxy_fallback', request_id: a.requestId, provider: prefix, reason, next: a.targets[i + 1]!.prefix, why: refusal.message });
+      const prefix = a.targets[i]?.prefix;
+      a.obs.fellBack(prefix ?? '', reason);
+      this.log({ event: 'proxy_fallback', request_id: a.requestId, provider: prefix, reason, next: a.targets[i + 1]?.prefix, why: refusal.message });
     }
     // A last resort that refuses ends the walk (with the refusal); it never walks on.
     this.attempt(this.lastResort ? this.a.targets.length : i + 1);
   }
 
-  tunnelHint(): string {
-    return this.shared.tunnelHint(this.provider);
+  private log(entry: Record<string, unknown>): void {
+    this.shared.log?.(entry);
   }
 
-  fallback(why: FallbackReason): boolean {
+  /** How the relay of the current target settled: a 429 or 5xx rests its provider as it asked; a declined request goes on to the next target. */
+  private settled(s: Settled): void {
     const { a } = this;
     const i = this.index;
-    const prefix = a.targets[i]!.prefix;
-    if (why.kind === 'status') this.shared.rests.note(prefix, header(why.rawHeaders, 'retry-after'), header(why.rawHeaders, 'retry-after-ms'));
-    if (this.last || a.res.destroyed) return false;
+    const prefix = a.targets[i]?.prefix ?? '';
+    const why = s.kind === 'declined' ? s.why : null;
+    const status = s.kind === 'answered' ? s : why?.kind === 'status' ? why : null;
+    if (status !== null && (status.status === 429 || status.status >= 500)) {
+      this.shared.rests.note(prefix, header(status.rawHeaders, 'retry-after'), header(status.rawHeaders, 'retry-after-ms'));
+    }
+    if (why === null || a.res.destroyed) return;
     a.obs.fellBack(prefix, reasonOf(why));
     const detail = why.kind === 'status' ? { status: why.status } : why.kind === 'unreachable' ? { error: why.code } : {};
-    this.log?.({ event: 'proxy_fallback', request_id: a.requestId, provider: prefix, reason: reasonOf(why), ...detail, next: a.targets[i + 1]!.prefix });
-    // Not from inside the upstream client's callback: the next exchange starts on a clean stack.
-    queueMicrotask(() => this.attempt(i + 1));
-    return true;
+    this.log({ event: 'proxy_fallback', request_id: a.requestId, provider: prefix, reason: reasonOf(why), ...detail, next: a.targets[i + 1]?.prefix });
+    this.attempt(i + 1);
   }
 }

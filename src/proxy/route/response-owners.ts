@@ -18,7 +18,8 @@ export class ResponseOwners {
     // Re-inserted so that the map's order stays oldest first.
     this.owners.delete(id);
     this.owners.set(id, prefix);
-    if (this.owners.size > this.max) this.owners.delete(this.owners.keys().next().value!);
+    const oldest = this.owners.keys().next();
+    if (this.owners.size > this.max && oldest.done !== true) this.owners.delete(oldest.value);
   }
 
   ownerOf(id: string): string | undefined {
