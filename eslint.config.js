@@ -83,6 +83,8 @@ function proxyStages() {
   const top = { group: PROXY_TOP.map((f) => `../${f}`), message: 'The stages of src/proxy are composed by app.ts, dispatch.ts and server.ts; they do not import them.' };
   return [
     rule(['src/proxy/**/*.ts'], []),
+    // An index or a lookup that may miss says what happens when it does, instead of `!`.
+    { files: ['src/proxy/**/*.ts'], rules: { '@typescript-eslint/no-non-null-assertion': 'error' } },
     rule(['src/proxy/errors.ts', 'src/proxy/deps.ts', 'src/proxy/routes.ts'], [
       {
         group: [...PROXY_STAGES.filter((s) => s !== 'observe').map((s) => `./${s}/*`), ...PROXY_TOP.map((f) => `./${f}`)],

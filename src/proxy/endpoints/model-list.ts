@@ -41,7 +41,7 @@ export function createModelRoutes(
     const begun = begin(req, res, '/models/{id}', methods.one, family);
     if (begun === null) return;
     const url = req.url ?? '';
-    const rest = url.slice(url.indexOf('/models/') + '/models/'.length).split('?')[0]!;
+    const rest = url.slice(url.indexOf('/models/') + '/models/'.length).split('?')[0] ?? '';
     let id: string;
     try {
       id = decodeURIComponent(rest);

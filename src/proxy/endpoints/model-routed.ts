@@ -60,11 +60,17 @@ export function modelRouted(ctx: Context, endpoint: Endpoint, methods: readonly 
     const fits = (t: Target): boolean => speaks(runtime.providers.get(t.prefix), endpoint);
     const fit = targets.value.every(fits) ? targets.value : targets.value.filter(fits);
     if (fit.length === 0) {
-      const first = runtime.providers.get(targets.value[0]!.prefix)!;
+      // Every target has a provider here (one without would fit: routing answers it).
+      const head = targets.value[0];
+      const first = head === undefined ? undefined : runtime.providers.get(head.prefix);
+      if (first === undefined) {
+        sendError(r.res, r.requestId, { status: 404, type: 'invalid_request_error', code: 'model_not_found', param: 'model', message: `model ${JSON.stringify(model.slice(0, 64))} has no target` }, false, endpoint.family);
+        return null;
+      }
       r.obs.provider = first.prefix;
       const via = fields === undefined ? null : translationFor(endpoint.path, first);
-      if (via !== null) {
-        const translated = via.translate(fields!);
+      if (via !== null && fields !== undefined) {
+        const translated = via.translate(fields);
         if (!translated.ok) {
           sendError(r.res, r.requestId, translated.error, false, endpoint.family);
           return null;
@@ -102,7 +108,11 @@ export function modelRouted(ctx: Context, endpoint: Endpoint, methods: readonly 
     const models = [...new Set(fit.map((t) => t.model))];
     void Promise.all(models.map((m) => writeForm(form, m))).then(
       (written) => {
-        const forms = new Map(models.map((m, i) => [m, written[i]!]));
+        const forms = new Map<string, { bytes: Buffer; contentType: string }>();
+        models.forEach((m, i) => {
+          const w = written[i];
+          if (w !== undefined) forms.set(m, w);
+        });
         sendToTargets(shared, { ...r, targets: fit, body: Buffer.alloc(0), forms });
       },
       (e: unknown) => {

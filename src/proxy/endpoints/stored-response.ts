@@ -46,7 +46,7 @@ export function createStoredResponseRoute(begin: Admit, shared: Shared): Request
     if (methods === undefined) {
       // Not a call on a stored response: answered as any unknown path, whatever the method.
       const b = begin(req, res, '/responses/{id}', null, 'openai');
-      if (b !== null) sendError(res, b.requestId, notFound(`no route ${req.method ?? ''} ${url.split('?')[0]!.slice(0, 200)}; a stored response takes GET and DELETE /v1/responses/{id}, POST …/{id}/cancel and GET …/{id}/input_items`), true);
+      if (b !== null) sendError(res, b.requestId, notFound(`no route ${req.method ?? ''} ${(url.split('?')[0] ?? '').slice(0, 200)}; a stored response takes GET and DELETE /v1/responses/{id}, POST …/{id}/cancel and GET …/{id}/input_items`), true);
       return;
     }
     const begun = begin(req, res, sub === '' ? '/responses/{id}' : `/responses/{id}/${sub}`, methods, 'openai');

@@ -64,11 +64,12 @@ class RequestObservation implements Observation {
   }
 
   tap(chunk: Buffer): void {
-    if (this.firstByte < 0) {
+    let reader = this.reader;
+    if (reader === null) {
       this.firstByte = performance.now();
-      this.reader = createUsageReader(!startsJson(chunk));
+      reader = this.reader = createUsageReader(!startsJson(chunk));
     }
-    this.reader!.chunk(chunk);
+    reader.chunk(chunk);
   }
 
   cut(): void {

@@ -84,8 +84,8 @@ export class PlainHistogram<L extends string> extends Series<L> {
   }
   observe(c: HistogramCell<L>, v: number): void {
     let i = 0;
-    while (i < this.bounds.length && v > this.bounds[i]!) i++;
-    c.buckets[i]! += 1;
+    while (i < this.bounds.length && v > (this.bounds[i] ?? Infinity)) i++;
+    c.buckets[i] = (c.buckets[i] ?? 0) + 1;
     c.sum += v;
     c.count += 1;
   }
@@ -94,8 +94,8 @@ export class PlainHistogram<L extends string> extends Series<L> {
     for (const c of this.cells.values()) {
       let acc = 0;
       for (let i = 0; i <= this.bounds.length; i++) {
-        acc += c.buckets[i]!;
-        const le = i < this.bounds.length ? this.bounds[i]! : '+Inf';
+        acc += c.buckets[i] ?? 0;
+        const le = this.bounds[i] ?? '+Inf';
         out.push({ metricName: `${this.name}_bucket`, labels: { le, ...c.labels } as never, value: acc });
       }
       out.push({ metricName: `${this.name}_sum`, labels: c.labels, value: c.sum });

@@ -73,11 +73,14 @@ class JsonUsage implements UsageReader {
   }
 
   private joined(): Buffer {
-    return this.more === null ? this.first! : Buffer.concat([this.first!, ...this.more]);
+    const { first, more } = this;
+    if (first === null) return Buffer.alloc(0);
+    return more === null ? first : Buffer.concat([first, ...more]);
   }
 
   result(): Usage {
-    const windows = this.tail !== null ? [this.tail, this.head!] : this.first !== null ? [this.joined()] : [];
+    // head and tail are set together, when the body outgrew what is kept whole.
+    const windows = this.tail !== null ? (this.head === null ? [this.tail] : [this.tail, this.head]) : this.first !== null ? [this.joined()] : [];
     this.first = this.more = this.head = this.tail = null;
     for (const body of windows) {
       const at = body.lastIndexOf(USAGE);

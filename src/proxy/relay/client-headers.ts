@@ -35,9 +35,9 @@ const DROPPED = new Set([
 export function clientHeaders(raw: readonly string[], requestId: string, rewritten = false, key: string | null = null): string[] {
   const out: string[] = [];
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = raw[i]!.toLowerCase();
+    const name = (raw[i] ?? '').toLowerCase();
     if (DROPPED.has(name) || (rewritten && (name === 'content-length' || name === 'content-encoding'))) continue;
-    const value = key === null ? raw[i + 1]! : scrubText(raw[i + 1]!, key);
+    const value = key === null ? (raw[i + 1] ?? '') : scrubText(raw[i + 1] ?? '', key);
     if (name === 'x-request-id') out.push('x-upstream-request-id', value);
     else out.push(name, value);
   }
@@ -51,7 +51,7 @@ export function relayHeaders(rawHeaders: readonly string[]): { contentType: stri
   let contentEncoding: string | undefined;
   let contentLength: string | undefined;
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i]!;
+    const name = rawHeaders[i] ?? '';
     if (name.length === 12 && name.toLowerCase() === 'content-type') contentType = rawHeaders[i + 1];
     else if (name.length === 16 && name.toLowerCase() === 'content-encoding') contentEncoding = rawHeaders[i + 1];
     else if (name.length === 14 && name.toLowerCase() === 'content-length') contentLength = rawHeaders[i + 1];

@@ -81,7 +81,8 @@ export function holdsKey(bytes: Buffer, key: string): boolean {
 /** The length of the longest tail of `bytes` that begins a spelling of `key` without completing it (0 if none). */
 export function keyStartAtEnd(bytes: Buffer, key: string): number {
   const forms = spellingsOf(key).bytes;
-  const longest = forms[0]!.length;
+  // The spellings come longest first.
+  const longest = forms[0]?.length ?? 0;
   for (let n = Math.min(longest - 1, bytes.length); n > 0; n--) {
     const from = bytes.length - n;
     for (const form of forms) {

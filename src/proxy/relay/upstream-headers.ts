@@ -60,8 +60,7 @@ export function upstreamRequestHeaders(
     'x-request-id',
     requestId,
   ];
-  for (let i = 0; i < forwarded.length; i++) {
-    const name = forwarded[i]!;
+  for (const name of forwarded) {
     const raw = from[name];
     if (raw === undefined) continue;
     const value = headerValue(Array.isArray(raw) ? raw.join(', ') : raw);

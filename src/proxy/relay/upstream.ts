@@ -155,63 +155,76 @@ export function createUpstreamPool(options: { ca?: string | Buffer } = {}): Upst
  * (onRequestStart…) is wrapped per request in an adapter that also parses the
  * head into an object, which costs more than the rest of this class.
  */
+/**
+ * Where an exchange is: sent, waiting for the status line; answered, its body flowing
+ * or paused for a slow client; over, because undici ended it (complete or failed) or
+ * the proxy aborted it (`aborted` before undici handed over its abort function is
+ * applied the moment it does).
+ */
+type ExchangeStage = 'requested' | 'flowing' | 'paused' | 'ended' | 'aborted';
+
 class UndiciExchange implements Exchange {
-  private over = false;
-  private answered = false;
+  private stage: ExchangeStage = 'requested';
   private abortRequest: ((e: Error) => void) | null = null;
   private resumeBody: (() => void) | null = null;
-  private paused = false;
-  // Asked before undici handed us its abort: applied as soon as it does.
-  private pendingAbort = false;
 
   constructor(private readonly sink: ExchangeSink) {}
 
+  private get over(): boolean {
+    return this.stage === 'ended' || this.stage === 'aborted';
+  }
+
+  /** What undici's callbacks answer: false holds the body back (a slow client). */
+  private get flowing(): boolean {
+    return this.stage !== 'paused';
+  }
+
   onConnect(abort: (e: Error) => void): void {
     this.abortRequest = abort;
-    if (this.pendingAbort) abort(new Error('aborted by the proxy'));
+    if (this.stage === 'aborted') abort(new Error('aborted by the proxy'));
   }
 
   onHeaders(status: number, raw: Buffer[], resume: () => void): boolean {
     this.resumeBody = resume;
     if (this.over) return true;
-    this.answered = true;
+    this.stage = 'flowing';
     const headers = new Array<string>(raw.length);
-    for (let i = 0; i < raw.length; i++) headers[i] = raw[i]!.toString('latin1');
+    for (let i = 0; i < raw.length; i++) headers[i] = raw[i]?.toString('latin1') ?? '';
     this.sink.head(status, headers);
-    return !this.paused;
+    return this.flowing;
   }
 
   onData(chunk: Buffer): boolean {
     if (!this.over) this.sink.data(chunk);
-    return !this.paused;
+    return this.flowing;
   }
 
   onComplete(): void {
     if (this.over) return;
-    this.over = true;
+    this.stage = 'ended';
     this.sink.end();
   }
 
   onError(e: Error): void {
     if (this.over) return;
-    this.over = true;
-    this.sink.fail(failureOf(e, this.answered));
+    const answered = this.stage !== 'requested';
+    this.stage = 'ended';
+    this.sink.fail(failureOf(e, answered));
   }
 
   abort(): void {
     if (this.over) return;
-    this.over = true;
-    if (this.abortRequest) this.abortRequest(new Error('aborted by the proxy'));
-    else this.pendingAbort = true;
+    this.stage = 'aborted';
+    this.abortRequest?.(new Error('aborted by the proxy'));
   }
 
   pause(): void {
-    if (!this.over) this.paused = true;
+    if (this.stage === 'flowing') this.stage = 'paused';
   }
 
   resume(): void {
-    if (this.over || !this.paused) return;
-    this.paused = false;
+    if (this.stage !== 'paused') return;
+    this.stage = 'flowing';
     this.resumeBody?.();
   }
 }

@@ -66,5 +66,5 @@ export function bodyEncoding(contentEncoding: string | undefined): BodyEncoding 
  * deflate; a zlib header's first byte has 8 (deflate) in its low nibble.
  */
 export function isZlibWrapped(first: Buffer): boolean {
-  return first.length > 0 && (first[0]! & 0x0f) === 0x08;
+  return first.length > 0 && ((first[0] ?? 0) & 0x0f) === 0x08;
 }

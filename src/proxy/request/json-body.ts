@@ -72,7 +72,7 @@ function firstBadByte(bytes: Buffer): number {
  * steps land on one, since the body breaks by `at` then and the piece must hold that.
  */
 function pieceEnd(bytes: Buffer, at: number): number {
-  const continues = (i: number): boolean => i < bytes.length && (bytes[i]! & 0xc0) === 0x80;
+  const continues = (i: number): boolean => i < bytes.length && ((bytes[i] ?? 0) & 0xc0) === 0x80;
   let i = at;
   while (i > at - 3 && i > 0 && continues(i)) i--;
   return continues(i) && i > 0 ? at + 1 : i;

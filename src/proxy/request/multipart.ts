@@ -132,5 +132,8 @@ export async function writeForm(form: Form, model: string): Promise<{ bytes: Buf
     else out.append(p.name, new Blob(p.chunks, { type: p.mimeType }), p.filename);
   }
   const encoded = new Response(out);
-  return { bytes: Buffer.from(await encoded.arrayBuffer()), contentType: encoded.headers.get('content-type')! };
+  // A form body always has one (multipart/form-data with its boundary); without it the provider could not read the upload.
+  const contentType = encoded.headers.get('content-type');
+  if (contentType === null) throw new Error('the form was encoded without a content-type');
+  return { bytes: Buffer.from(await encoded.arrayBuffer()), contentType };
 }

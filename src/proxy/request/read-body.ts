@@ -59,7 +59,8 @@ class BodyReader {
 
   private readonly onEnd = (): void => {
     const { chunks } = this;
-    this.settle(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size));
+    const only = chunks.length === 1 ? chunks[0] : undefined;
+    this.settle(only ?? Buffer.concat(chunks, this.size));
   };
 
   private readonly onGone = (): void => this.settle({ reason: 'client_closed' });

@@ -42,7 +42,7 @@ function valueEnd(bytes: Uint8Array, i: number): number {
   if (first !== OPEN_BRACE && first !== OPEN_BRACKET) {
     // A number, true, false or null: runs to the next delimiter.
     while (i < bytes.length) {
-      const c = bytes[i]!;
+      const c = bytes[i];
       if (c === COMMA || c === CLOSE_BRACE || c === CLOSE_BRACKET || c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) break;
       i++;
     }
@@ -50,7 +50,7 @@ function valueEnd(bytes: Uint8Array, i: number): number {
   }
   let depth = 0;
   while (i < bytes.length) {
-    const c = bytes[i]!;
+    const c = bytes[i];
     if (c === QUOTE) {
       i = stringEnd(bytes, i);
       continue;
