@@ -59,7 +59,8 @@ const others = (...allowed) => [...SRC_FOLDERS.filter((f) => !allowed.includes(f
  * model and walks them (providers, aliases, rests, fallback); endpoints/ answers each
  * kind of /v1 route with those stages. Above them, outside the folders: the Hono
  * sub-app, the dispatch of the route table, the standalone listener and the index.
- * errors.ts, deps.ts and routes.ts (the route table) sit below every stage but observe/.
+ * errors.ts, deps.ts and routes.ts (the route table) sit below every stage but observe/,
+ * which imports nothing else of src/proxy.
  */
 const PROXY_STAGES = ['observe', 'clients', 'request', 'relay', 'translate', 'route', 'endpoints'];
 const PROXY_TOP = ['app.js', 'server.js', 'index.js', 'dispatch.js', 'in-memory-http.js'];
@@ -94,6 +95,8 @@ function proxyStages() {
     ...PROXY_STAGES.map((stage, i) => {
       const later = PROXY_STAGES.slice(i + 1);
       const patterns = [top];
+      // The ground floor: what the request's record and series need, nothing of the proxy's answers.
+      if (stage === 'observe') patterns.push({ group: ['../*.js'], message: 'src/proxy/observe/ is the ground floor: it imports nothing else of src/proxy.' });
       if (later.length > 0) {
         patterns.push({
           group: later.map((s) => `../${s}/*`),

@@ -4,7 +4,8 @@ import type { Admit } from './admission.js';
 import type { Method } from '../routes.js';
 import type { TunnelLookup } from '../deps.js';
 import { err, type Result } from '../../result.js';
-import { badPercentEncoding, invalidRequest, markOwnAnswer, sendError, type ErrorFamily, type ProxyError } from '../errors.js';
+import { badPercentEncoding, invalidRequest, sendError, type ErrorFamily, type ProxyError } from '../errors.js';
+import { markOwnAnswer } from '../observe/own-answer.js';
 import type { ModelCatalog, ModelEntry } from '../route/model-catalog.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { ownAnswerAt } from '../errors.js';
+import { ownAnswerAt } from './own-answer.js';
 import type { ProxyMetrics } from './metrics.js';
 import { overheadSeconds, startTiming } from './server-timing.js';
 import { createUsageReader, type Usage, type UsageReader } from './usage.js';
