@@ -11,7 +11,7 @@ export interface Endpoint {
   family: ErrorFamily;
   /** Fields besides `model` the proxy itself relies on (everything else is the provider's to judge). */
   lists?: readonly string[];
-  /** The body: JSON (the default), or a multipart/form-data upload whose `model` is a form field (multipart.ts). */
+  /** The body: JSON (the default), or a multipart/form-data upload whose `model` is a form field (request/multipart.ts). */
   body?: 'json' | 'multipart';
   /** The largest body taken, when not the proxy's default (16 MiB). */
   maxBytes?: number;

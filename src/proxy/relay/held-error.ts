@@ -26,7 +26,7 @@ export class HeldError {
     this.size += kept.length;
   }
 
-  /** The body as the client gets it: every spelling of `key` (key-scrub.ts, providers.ts keyOf) replaced by `***`. */
+  /** The body as the client gets it: every spelling of `key` (key-scrub.ts, provider.ts keyOf) replaced by `***`. */
   scrubbed(key: string | null): Buffer {
     let body = Buffer.concat(this.chunks, this.size);
     if (key === null) return body;

@@ -10,7 +10,7 @@ export type FallbackReason =
   /** It answered 429 or 5xx. */
   | { kind: 'status'; status: number; rawHeaders: readonly string[] };
 
-/** What the relay tells the request's record (observe.ts). */
+/** What the relay tells the request's record (observe/request-record.ts). */
 export interface RelayObserver {
   /** A piece of the answer's body on its way to the client. */
   tap(chunk: Buffer): void;

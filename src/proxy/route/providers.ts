@@ -32,7 +32,7 @@ export interface Runtime {
   corsOrigins: readonly string[] | null;
   /** `max_body_mib` in bytes: the largest body of any /v1 request; null: each endpoint's default. */
   maxBodyBytes: number | null;
-  /** The client headers passed on to providers: the built-in ones and `proxy.forward_headers` (see request-headers.ts). */
+  /** The client headers passed on to providers: the built-in ones and `proxy.forward_headers` (see relay/upstream-headers.ts). */
   forwarded: readonly string[];
   /** Null when `api_keys` is absent (the group is open); the digests of the keys that expanded otherwise. */
   clientKeys: KeyDigest[] | null;
