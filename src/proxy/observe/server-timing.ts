@@ -7,7 +7,7 @@ import type { ServerResponse } from 'node:http';
  * for providers' heads (every attempt's, when an alias fell back). For a stream this
  * is the time until its head; for a whole answer the body follows at once.
  *
- * Kept on the response under a symbol (as errors.ts marks its own answers), so that
+ * Kept on the response under a symbol (as own-answer.ts marks the proxy's own answers), so that
  * whichever part writes the head (the relay, an error answer) finds it without a
  * reference passed along.
  */
