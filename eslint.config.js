@@ -49,6 +49,65 @@ function layer(folder, forbidden, extra = {}) {
 }
 const others = (...allowed) => [...SRC_FOLDERS.filter((f) => !allowed.includes(f)), 'main'];
 
+/**
+ * src/proxy/ by the stages of a request, lowest first: each folder may import the ones
+ * before it, never one after it. observe/ records (log, series, usage, Server-Timing);
+ * clients/ knows callers' keys and limits; request/ reads what a client sent (body,
+ * encoding, JSON, multipart, CORS, request id); relay/ talks to a provider and carries
+ * its answer back (upstream client, headers, key scrubbing, SSE framing); translate/
+ * turns one API's format into another's on the way; route/ picks the targets of a
+ * model and walks them (providers, aliases, rests, fallback); endpoints/ answers each
+ * kind of /v1 route with those stages. Above them, outside the folders: the Hono
+ * sub-app, the dispatch of the route table, the standalone listener and the index.
+ * errors.ts, deps.ts and routes.ts (the route table) sit below every stage but observe/,
+ * which imports nothing else of src/proxy.
+ */
+const PROXY_STAGES = ['observe', 'clients', 'request', 'relay', 'translate', 'route', 'endpoints'];
+const PROXY_TOP = ['app.js', 'server.js', 'index.js', 'dispatch.js', 'in-memory-http.js'];
+
+function proxyStages() {
+  // The proxy knows nothing of the tunnel side, from any depth of src/proxy/.
+  const outside = others('proxy', 'config').map((f) => ({
+    group: f === 'main' ? ['../main.js', '../../main.js', '../../../main.js'] : [`../${f}/*`, `../../${f}/*`, `../../../${f}/*`],
+    message: `src/proxy may not import src/${f}: dependencies run one way (see eslint.config.js and STYLE.md).`,
+  }));
+  // Its own section of the config: proxy-schema.ts, and the forward_headers and clients fields it uses.
+  const own = ['proxy-schema.js', 'forward-headers.js', 'proxy-clients.js'];
+  const config = {
+    group: ['../config/*', '../../config/*', ...own.flatMap((f) => [`!../config/${f}`, `!../../config/${f}`])],
+    message: 'src/proxy knows only its own config schema; inject the rest.',
+  };
+  const rule = (files, extra) => ({
+    files,
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [...outside, config, ...extra] }] },
+  });
+  const top = { group: PROXY_TOP.map((f) => `../${f}`), message: 'The stages of src/proxy are composed by app.ts, dispatch.ts and server.ts; they do not import them.' };
+  return [
+    rule(['src/proxy/**/*.ts'], []),
+    // An index or a lookup that may miss says what happens when it does, instead of `!`.
+    { files: ['src/proxy/**/*.ts'], rules: { '@typescript-eslint/no-non-null-assertion': 'error' } },
+    rule(['src/proxy/errors.ts', 'src/proxy/deps.ts', 'src/proxy/routes.ts'], [
+      {
+        group: [...PROXY_STAGES.filter((s) => s !== 'observe').map((s) => `./${s}/*`), ...PROXY_TOP.map((f) => `./${f}`)],
+        message: 'errors.ts, deps.ts and routes.ts sit below every stage of src/proxy but observe/.',
+      },
+    ]),
+    ...PROXY_STAGES.map((stage, i) => {
+      const later = PROXY_STAGES.slice(i + 1);
+      const patterns = [top];
+      // The ground floor: what the request's record and series need, nothing of the proxy's answers.
+      if (stage === 'observe') patterns.push({ group: ['../*.js'], message: 'src/proxy/observe/ is the ground floor: it imports nothing else of src/proxy.' });
+      if (later.length > 0) {
+        patterns.push({
+          group: later.map((s) => `../${s}/*`),
+          message: `src/proxy/${stage}/ may not import ${later.map((s) => `${s}/`).join(', ')}: the stages depend one way (${PROXY_STAGES.join(' → ')}, each on those before it).`,
+        });
+      }
+      return rule([`src/proxy/${stage}/**/*.ts`], patterns);
+    }),
+  ];
+}
+
 export default defineConfig(
   { ignores: ['dist/', 'node_modules/', 'test-artifacts/', 'scripts/.portkey/', 'coverage/'] },
   js.configs.recommended,
@@ -114,8 +173,5 @@ export default defineConfig(
     // The API's schemas too (zod only), with which it checks the daemon's answers.
     patterns: [{ group: ['../api/*', '../../api/*', '!../api/paths.js', '!../api/sse-reader.js', '!../api/schemas.js', '!../../api/schemas.js'], allowTypeImports: true, message: 'tunnel-cli takes only types from src/api (and the socket path, SSE reader and answer schemas).' }],
   }),
-  layer('proxy', others('proxy', 'config'), {
-    // Its own section of the config: proxy-schema.ts, and the forward_headers and clients fields it uses.
-    patterns: [{ group: ['../config/*', '!../config/proxy-schema.js', '!../config/forward-headers.js', '!../config/proxy-clients.js'], message: 'src/proxy knows only its own config schema; inject the rest.' }],
-  }),
+  ...proxyStages(),
 );

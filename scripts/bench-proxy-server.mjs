@@ -10,6 +10,7 @@
 import { getRequestListener } from '@hono/node-server';
 import http from 'node:http';
 import { Hono } from 'hono';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -17,7 +18,8 @@ const mockPort = Number(process.argv[2]);
 const mode = process.argv[3] ?? 'node';
 const build = process.argv[4];
 const { createProxyApp } = await import(pathToFileURL(join(build, 'app.js')).href);
-const { startProxyServer } = await import(pathToFileURL(join(build, 'serve.js')).href);
+// The standalone listener's module: server.js, or serve.js in builds from before src/proxy had folders.
+const { startProxyServer } = await import(pathToFileURL(join(build, existsSync(join(build, 'server.js')) ? 'server.js' : 'serve.js')).href);
 const config = {
   default_timeout: 600,
   providers: {

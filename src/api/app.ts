@@ -41,22 +41,30 @@ export interface DaemonAppOptions {
  */
 export const CONTROL_BODY_LIMIT = 2 * 1024 * 1024;
 
-/** The routes, for 405 answers with an Allow header instead of a misleading 404. */
-const ROUTES: ReadonlyArray<{ path: RegExp; method: string }> = [
-  { path: /^\/(list|status|health|events|metrics|logs)$/, method: 'GET' },
-  { path: /^\/logs\/[^/]+$/, method: 'GET' },
-  { path: /^\/(start|stop|reload)$/, method: 'POST' },
-  { path: /^\/(start|stop|restart)\/[^/]+$/, method: 'POST' },
-  { path: /^\/config$/, method: 'GET' },
-  { path: /^\/config$/, method: 'POST' },
-  { path: /^\/config$/, method: 'PUT' },
-  { path: /^\/config\/new$/, method: 'POST' },
-  { path: /^\/config\/[^/]+$/, method: 'GET' },
-  { path: /^\/config\/[^/]+$/, method: 'POST' },
-  { path: /^\/config\/[^/]+$/, method: 'PUT' },
-  { path: /^\/config\/[^/]+$/, method: 'DELETE' },
-  { path: /^\/config\/[^/]+\/delete$/, method: 'POST' },
-];
+/**
+ * The methods the app's own routes take at `path`, for a 405 with an Allow header
+ * instead of a misleading 404. Read from the routes the sub-apps registered (Hono's
+ * `app.routes`), so there is no second list to keep in step: a literal segment
+ * matches itself, `:name` any one segment. Middleware (method ALL) and the /v1 group
+ * (which answers its own 405s) are not routes here.
+ */
+function allowedMethods(apps: readonly Hono[]): (path: string) => string[] {
+  let routes: Array<{ method: string; segments: string[] }> | null = null;
+  return (path) => {
+    routes ??= apps.flatMap((app) => app.routes.filter((r) => r.method !== 'ALL').map((r) => ({ method: r.method, segments: r.path.split('/') })));
+    const asked = path.split('/');
+    const fits = (segments: string[]): boolean =>
+      segments.length === asked.length && segments.every((s, i) => (s.startsWith(':') ? asked[i] !== '' : s === asked[i]));
+    return [...new Set(routes.filter((r) => fits(r.segments)).map((r) => r.method))];
+  };
+}
+
+/** The store of a config app built only for its list of routes: none of its handlers runs. */
+const NEVER_READ = new Proxy({}, {
+  get(_target, name) {
+    throw new Error(`the config app built for its route list was asked for its store's ${String(name)}`);
+  },
+}) as ConfigStore;
 
 /** The daemon's HTTP app (SPEC §6), one per listener: control routes, /health, /events, /metrics and the /v1 proxy group. */
 export function createDaemonApp(opts: DaemonAppOptions): Hono {
@@ -86,9 +94,14 @@ export function createDaemonApp(opts: DaemonAppOptions): Hono {
   app.route('/', createMetricsApp(opts.metrics, onBug));
   if (opts.proxy) app.route('/v1', opts.proxy);
 
+  // Without a config file the /config routes are not mounted, yet they are the API's
+  // routes (SPEC §6): a wrong method there is a 405 as with one. Their list is read
+  // from the config app itself, built only for that and never run (no store to read).
+  const unmounted = opts.configFile ? [] : [createConfigApp(engine, NEVER_READ, onBug)];
+  const methodsAt = allowedMethods([app, ...unmounted]);
   app.notFound((c) => {
     const path = c.req.path;
-    const allowed = [...new Set(ROUTES.filter((r) => r.path.test(path)).map((r) => r.method))];
+    const allowed = methodsAt(path);
     if (allowed.length > 0) {
       const allow = allowed.includes('GET') ? [...allowed, 'HEAD'] : allowed;
       return apiError('method_not_allowed', `${c.req.method} is not allowed on ${path}: use ${allowed.join(' or ')}`, {

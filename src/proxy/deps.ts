@@ -1,5 +1,5 @@
 import type { ProxyConfig } from '../config/proxy-schema.js';
-import type { ProxyMetrics } from './metrics.js';
+import type { ProxyMetrics } from './observe/metrics.js';
 
 /** What the proxy may know of a tunnel: its state and where its local end listens. */
 export interface TunnelView {

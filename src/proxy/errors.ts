@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import { serverTiming } from './server-timing.js';
+import { markOwnAnswer } from './observe/own-answer.js';
+import { serverTiming } from './observe/server-timing.js';
 
 /** An error as the proxy answers it: OpenAI's shape, with the HTTP status to use. */
 export interface ProxyError {
@@ -50,26 +51,6 @@ function anthropicType(e: ProxyError): string {
     default:
       return 'api_error';
   }
-}
-
-/**
- * Set on a response when the proxy writes an answer of its own, whole (an error, a
- * model list), at performance.now(): the request's record takes it as the time of the
- * answer's first byte, which no relayed piece of body marked. Relayed answers never
- * carry it, so the hot path's responses keep their shape.
- */
-const OWN_ANSWER_AT = Symbol('ownAnswerAt');
-type Marked = ServerResponse & { [OWN_ANSWER_AT]?: number };
-
-export function markOwnAnswer(res: ServerResponse): void {
-  // An answer to HEAD has no body, so no first byte.
-  if (res.req?.method === 'HEAD') return;
-  (res as Marked)[OWN_ANSWER_AT] = performance.now();
-}
-
-/** When the proxy wrote its own answer on `res` (performance.now()), or undefined for a relayed one. */
-export function ownAnswerAt(res: ServerResponse): number | undefined {
-  return (res as Marked)[OWN_ANSWER_AT];
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HeldError, MAX_SCRUBBED_ERROR_BYTES } from '../../src/proxy/held-error.js';
+import { HeldError, MAX_SCRUBBED_ERROR_BYTES } from '../../src/proxy/relay/held-error.js';
 
 const KEY = 'sk-upstream-held-123';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { readJsonBody } from '../../src/proxy/json-body.js';
-import { spliceTopLevelString, topLevelValueSpans } from '../../src/proxy/json-splice.js';
+import { readJsonBody } from '../../src/proxy/request/json-body.js';
+import { spliceTopLevelString, topLevelValueSpans } from '../../src/proxy/route/json-splice.js';
 
 const splice = (text: string, value = 'bare'): string => spliceTopLevelString(Buffer.from(text), 'model', value).toString('utf8');
 

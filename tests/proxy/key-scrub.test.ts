@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { KeyScrubber, keySpellings, keyStartAtEnd, scrubText } from '../../src/proxy/key-scrub.js';
+import { KeyScrubber, keySpellings, keyStartAtEnd, scrubText } from '../../src/proxy/relay/key-scrub.js';
 
 const KEY = 'sk-A/se"cr\\et+key==';
 

@@ -3,7 +3,7 @@
 // another registry (as the daemon's /metrics does).
 import { Counter, Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { createProxyMetrics } from '../../src/proxy/metrics.js';
+import { createProxyMetrics } from '../../src/proxy/observe/metrics.js';
 
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 const records = [

@@ -4,8 +4,8 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { anthropicPage } from '../../src/proxy/model-routes.js';
-import type { ModelEntry } from '../../src/proxy/models.js';
+import { anthropicPage } from '../../src/proxy/endpoints/model-list.js';
+import type { ModelEntry } from '../../src/proxy/route/model-catalog.js';
 import { call, startHarness, type Harness, type Listener } from './harness.js';
 
 const KEY = 'sk-proxy-models';

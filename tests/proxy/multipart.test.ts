@@ -2,7 +2,7 @@
 // model's value replaced where the form allows it, else the form written out again
 // with every part kept; and the errors for what is not a usable upload.
 import { describe, expect, it } from 'vitest';
-import { readForm, writeForm, type Form } from '../../src/proxy/multipart.js';
+import { readForm, writeForm, type Form } from '../../src/proxy/request/multipart.js';
 import type { ProxyError } from '../../src/proxy/errors.js';
 
 const CLIP = Buffer.from(Array.from({ length: 256 }, (_, i) => i));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pickRequestId, requestIdCounter } from '../../src/proxy/request-id.js';
+import { pickRequestId, requestIdCounter } from '../../src/proxy/request/request-id.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { proxySchema } from '../../src/config/proxy-schema.js';
-import { compile } from '../../src/proxy/providers.js';
-import { createRests, MAX_REST_MS, retryAfterMs } from '../../src/proxy/rest.js';
-import { targetsFor } from '../../src/proxy/routing.js';
+import { compile } from '../../src/proxy/route/providers.js';
+import { createRests, MAX_REST_MS, retryAfterMs } from '../../src/proxy/route/retry-after-rests.js';
+import { targetsFor } from '../../src/proxy/route/targets.js';
 
 describe('retryAfterMs', () => {
   it('reads delta-seconds and HTTP dates, and nothing else', () => {

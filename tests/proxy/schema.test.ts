@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { expandEnv, proxySchema } from '../../src/config/proxy-schema.js';
-import { ENDPOINTS, parseModelRequest } from '../../src/proxy/endpoints.js';
-import { splitModel, withModel } from '../../src/proxy/model-field.js';
-import { compile, keyOf, keyRefusal, withCredentialFor } from '../../src/proxy/providers.js';
+import { ENDPOINTS } from '../../src/proxy/routes.js';
+import { parseModelRequest } from '../../src/proxy/request/json-body.js';
+import { splitModel, withModel } from '../../src/proxy/route/model-field.js';
+import { compile, keyRefusal, withCredentialFor } from '../../src/proxy/route/providers.js';
+import { keyOf } from '../../src/proxy/relay/provider.js';
 
 describe('proxySchema', () => {
   it('fills defaults and keeps unknown keys', () => {

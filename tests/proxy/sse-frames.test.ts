@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createSseFrames, streamTail } from '../../src/proxy/sse-frames.js';
+import { createSseFrames, streamTail } from '../../src/proxy/relay/sse-frames.js';
 
 /** Feeds `text` in pieces of `size` bytes; returns what was handed on, piece by piece, and what is held at the end. */
 function feed(text: string, size: number): { out: string[]; rest: string } {

@@ -4,7 +4,7 @@
 // proxy has not seen, and an unknown id is a clear 404.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { notingOwner, ResponseOwners, responseIdIn } from '../../src/proxy/response-owners.js';
+import { notingOwner, ResponseOwners, responseIdIn } from '../../src/proxy/route/response-owners.js';
 import { call, startHarness, type Harness, type Listener } from './harness.js';
 
 const KEY = 'sk-proxy-stored';

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { createUpstreamPool, DEFAULT_KEEP_ALIVE_MS, type Origin, type UpstreamFailure, type UpstreamPool } from '../../src/proxy/upstream.js';
+import { createUpstreamPool, DEFAULT_KEEP_ALIVE_MS, type Origin, type UpstreamFailure, type UpstreamPool } from '../../src/proxy/relay/upstream.js';
 import { startProxyServer } from '../../src/proxy/index.js';
 import { proxySchema } from '../../src/config/proxy-schema.js';
 import { call, chat, startHarness } from './harness.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createUsageReader } from '../../src/proxy/usage.js';
+import { createUsageReader } from '../../src/proxy/observe/usage.js';
 
 const read = (stream: boolean, ...pieces: string[]) => {
   const r = createUsageReader(stream);

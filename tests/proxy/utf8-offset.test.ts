@@ -5,7 +5,7 @@
  * or a large one (checked a piece at a time); and the 400 on both listeners.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readJsonBody } from '../../src/proxy/json-body.js';
+import { readJsonBody } from '../../src/proxy/request/json-body.js';
 import { call, startHarness, type Harness, type Listener } from './harness.js';
 
 const bytes = (...parts: (string | number[])[]): Buffer => Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : Buffer.from(p))));

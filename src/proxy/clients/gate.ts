@@ -8,7 +8,7 @@
 import type { ServerResponse } from 'node:http';
 import { bearerToken, secretMatches, type SecretDigest } from '../../tokens.js';
 import type { ProxyError } from '../errors.js';
-import type { Observation } from '../observe.js';
+import type { Observation } from '../observe/request-record.js';
 import type { ClientLimiter } from './limiter.js';
 import { allows, identify, type ClientRule, type ClientRules } from './rules.js';
 
@@ -45,7 +45,10 @@ export function callerOf(authorization: string | undefined, apiKeys: readonly Se
 export function ownRateHeadersKept(res: ServerResponse, headers: string[]): string[] {
   if (!res.hasHeader('x-ratelimit-limit-requests') && !res.hasHeader('x-ratelimit-limit-tokens')) return headers;
   const out: string[] = [];
-  for (let i = 0; i + 1 < headers.length; i += 2) if (!headers[i]!.startsWith('x-ratelimit-')) out.push(headers[i]!, headers[i + 1]!);
+  for (let i = 0; i + 1 < headers.length; i += 2) {
+    const name = headers[i] ?? '';
+    if (!name.startsWith('x-ratelimit-')) out.push(name, headers[i + 1] ?? '');
+  }
   return out;
 }
 

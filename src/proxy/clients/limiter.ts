@@ -38,8 +38,8 @@ export class ClientLimiter {
     let s = this.states.get(name);
     if (s === undefined) this.states.set(name, (s = { active: 0, starts: [], tokens: [] }));
     const from = at - WINDOW_MS;
-    while (s.starts.length > 0 && s.starts[0]! <= from) s.starts.shift();
-    while (s.tokens.length > 0 && s.tokens[0]!.at <= from) s.tokens.shift();
+    while ((s.starts[0] ?? Infinity) <= from) s.starts.shift();
+    while ((s.tokens[0]?.at ?? Infinity) <= from) s.tokens.shift();
     return s;
   }
 
@@ -51,7 +51,8 @@ export class ClientLimiter {
       return { limit: 'max_concurrent', retryAfterSeconds: 1, message: `client "${rule.name}" has ${s.active} requests under way, its max_concurrent; retry when one ends` };
     }
     if (rule.rpm !== null && s.starts.length >= rule.rpm) {
-      const wait = s.starts[s.starts.length - rule.rpm]! + WINDOW_MS - at;
+      // The start that leaves the window next makes room (there are at least rpm of them).
+      const wait = (s.starts[s.starts.length - rule.rpm] ?? at) + WINDOW_MS - at;
       return { limit: 'rpm', retryAfterSeconds: seconds(wait), message: `client "${rule.name}" made ${s.starts.length} requests in the last minute, its rpm of ${rule.rpm}; retry in ${seconds(wait)} s` };
     }
     if (rule.tpm !== null) {

@@ -26,7 +26,8 @@ export function messagesToChatRequest(m: Json): Result<TranslatedRequest, ProxyE
   if (m.stream === true) out.stream_options = { include_usage: true };
   for (const name in m) {
     if (m[name] === undefined) continue;
-    if (name in REFUSED_FIELDS) return refused(name, REFUSED_FIELDS[name]!);
+    const why = REFUSED_FIELDS[name];
+    if (why !== undefined) return refused(name, why);
     if (!MAPPED.has(name)) dropped.add(name);
   }
   if (m.stop_sequences !== undefined) {

@@ -1,13 +1,16 @@
-import { bodyEncoding, createBodyDecoder, type BodyDecoder } from '../body-decoder.js';
+import { bodyEncoding } from '../request/body-encoding.js';
+import { createBodyDecoder, type BodyDecoder } from '../relay/body-decoder.js';
 import { sendError, timeoutError, type ProxyError } from '../errors.js';
-import type { Forward } from '../forward.js';
-import { HeldError } from '../held-error.js';
-import { holdsKey, MIN_MASKED_KEY_LENGTH, scrubText } from '../key-scrub.js';
-import { keyOf } from '../providers.js';
-import { upstreamRequestHeaders } from '../request-headers.js';
-import { relayHeaders } from '../response-headers.js';
-import { createSseFrames, type SseFrames } from '../sse-frames.js';
-import type { Exchange, ExchangeSink, UpstreamFailure } from '../upstream.js';
+import { GapTimer } from '../relay/gap-timer.js';
+import type { RelayRequest, Settled } from '../relay/relay-request.js';
+import { next, type RelayEffect, type RelayEvent } from '../relay/relay-stages.js';
+import { HeldError } from '../relay/held-error.js';
+import { holdsKey, MIN_MASKED_KEY_LENGTH, scrubText } from '../relay/key-scrub.js';
+import { keyOf } from '../relay/provider.js';
+import { upstreamRequestHeaders } from '../relay/upstream-headers.js';
+import { relayHeaders } from '../relay/client-headers.js';
+import { createSseFrames, type SseFrames } from '../relay/sse-frames.js';
+import type { Exchange, ExchangeSink, UpstreamFailure } from '../relay/upstream.js';
 import { isObject } from './shape.js';
 import { readEvents } from './sse-events.js';
 import type { StreamTranslator } from './stream.js';
@@ -15,46 +18,42 @@ import type { Translation } from './translation.js';
 
 /**
  * Relays one translated request: the provider gets the request in its own format, the
- * client gets the answer in its own, as it arrives.
+ * client gets the answer in its own, as it arrives. The stages are the relay's
+ * (relay/relay-stages.ts), and so is the timer (one for the head, then one for each
+ * gap while streaming):
  *
  *   waiting ──2xx event stream──▶ streaming (each whole event translated and written at once) ──▶ done
- *      │    ──2xx JSON──────────▶ reading (the answer is one JSON document: translated whole) ──▶ done
- *      │    ──4xx/5xx───────────▶ reading (the error, in the client's shape, key blanked out) ──▶ done
- *      │ timeout ▶ 504, unreachable ▶ 502 (or the next target, as for any request)
- *      └── client closed (any state) ▶ upstream exchange aborted ▶ done
- *
- * Timeouts are the relay's (relay.ts): one for the head, then one for each gap while streaming.
+ *      │    ──2xx JSON──────────▶ holding (the answer is one JSON document: translated whole) ──▶ done
+ *      │    ──4xx/5xx───────────▶ holding (the error, in the client's shape, key blanked out) ──▶ done
+ *      │ timeout ▶ 504, unreachable ▶ 502 (or declined, for the next target, as for any request)
+ *      └── client closed (any stage) ▶ upstream exchange aborted ▶ done
  */
-export function forwardTranslated(f: Forward, t: Translation): void {
-  new TranslatedRelay(f, t).start();
+export function relayTranslated(r: RelayRequest, t: Translation): Promise<Settled> {
+  return new Promise((resolve) => new TranslatedRelay(r, t, resolve));
 }
 
+/** The stage, with what each holds. */
+type State =
+  | { id: 'waiting' }
+  | { id: 'streaming'; frames: SseFrames; stream: StreamTranslator }
+  /** A 2xx JSON answer, kept whole to be translated (`chunks`); an error answer, held to blank out the key (`held`). */
+  | { id: 'holding'; status: number; kept: { chunks: Buffer[] } | { held: HeldError } }
+  | { id: 'done' };
+
 class TranslatedRelay implements ExchangeSink {
-  private state: 'waiting' | 'streaming' | 'reading' | 'done' = 'waiting';
-  private frames: SseFrames | null = null;
-  private stream: StreamTranslator | null = null;
-  // A 2xx JSON answer, kept whole to be translated; an error answer, held to blank out the key.
-  private chunks: Buffer[] | null = null;
-  private body: HeldError | null = null;
-  private status = 0;
+  private state: State = { id: 'waiting' };
   private decoder: BodyDecoder | null = null;
-  private timer: NodeJS.Timeout | null = null;
-  private lastActivity = Date.now();
-  private exchange: Exchange | null = null;
-  // A slow reader: the provider is not read meanwhile (TCP pushes back), and the pause is no upstream gap.
-  private clientBlocked = false;
   private readonly key: string | null;
+  private readonly timer: GapTimer;
+  private readonly exchange: Exchange;
 
   constructor(
-    private readonly f: Forward,
+    private readonly f: RelayRequest,
     private readonly t: Translation,
+    private readonly settled: (s: Settled) => void,
   ) {
     this.key = keyOf(f.provider);
-  }
-
-  start(): void {
-    const { f, t } = this;
-    this.timer = setTimeout(() => this.onTimeout(), f.provider.timeoutMs);
+    this.timer = new GapTimer(f.provider.timeoutMs, () => this.onTimeout());
     f.observer.watch(this);
     // The client's query string belongs to the client's API (`?beta=true`), not the provider's: it stays here.
     this.exchange = f.pool.request(
@@ -77,38 +76,42 @@ class TranslatedRelay implements ExchangeSink {
     return headers;
   }
 
+  /** As relay.ts: the machine's next stage; a relay that ends stops its timer, and abandons the exchange unless its provider finished. */
+  private step(event: RelayEvent): RelayEffect {
+    const { stage, effect } = next(this.state, event, this.f.fallible);
+    if (stage.id === 'done' && this.state.id !== 'done') {
+      this.state = { id: 'done' };
+      this.timer.stop();
+      if (effect !== 'complete') this.exchange.abort();
+    }
+    return effect;
+  }
+
   head(status: number, rawHeaders: string[]): void {
     const { f } = this;
-    if ((status === 429 || status >= 500) && f.fallback?.({ kind: 'status', status, rawHeaders })) {
-      this.stop();
-      this.abort();
-      return;
-    }
-    this.lastActivity = Date.now();
     const { contentType, contentEncoding } = relayHeaders(rawHeaders);
     const encoding = bodyEncoding(contentEncoding);
-    if (encoding.kind === 'opaque') {
-      this.stop();
-      this.abort();
-      return this.answerError({ status: 502, type: 'upstream_error', code: 'upstream_undecodable', message: `provider "${f.provider.prefix}" answered in content-encoding "${encoding.name}", which the proxy cannot read to translate` });
+    const sse = status < 400 && contentType !== undefined && /^\s*text\/event-stream/i.test(contentType);
+    const effect = this.step({ type: 'head', retryable: status === 429 || status >= 500, verdict: encoding.kind === 'opaque' ? 'refuse' : sse ? 'stream' : 'hold' });
+    if (effect === 'decline') return this.settled({ kind: 'declined', why: { kind: 'status', status, rawHeaders } });
+    if (effect !== 'error_answer' && effect !== 'pass_head' && effect !== 'hold') return;
+    this.settled({ kind: 'answered', status, rawHeaders });
+    if (effect === 'error_answer') {
+      return this.answerError({ status: 502, type: 'upstream_error', code: 'upstream_undecodable', message: `provider "${f.provider.prefix}" answered in content-encoding "${encoding.kind === 'opaque' ? encoding.name : contentEncoding}", which the proxy cannot read to translate` });
     }
+    this.timer.alive();
     if (encoding.kind === 'decodable') this.decoder = createBodyDecoder(encoding.name, { data: (c) => this.onPlain(c), end: () => this.onPlainEnd(), error: (m) => this.onUndecodable(m) });
-    if (status < 400 && contentType !== undefined && /^\s*text\/event-stream/i.test(contentType)) {
-      this.state = 'streaming';
-      this.frames = createSseFrames();
-      this.stream = this.t.answer.stream();
+    if (effect === 'pass_head') {
+      this.state = { id: 'streaming', frames: createSseFrames(), stream: this.t.answer.stream() };
       f.res.writeHead(status, this.headers('text/event-stream; charset=utf-8', ['cache-control', 'no-cache']));
       f.res.flushHeaders();
       return;
     }
-    this.state = 'reading';
-    this.status = status;
-    if (status >= 400) this.body = new HeldError(status, rawHeaders);
-    else this.chunks = [];
+    this.state = { id: 'holding', status, kept: status >= 400 ? { held: new HeldError(status, rawHeaders) } : { chunks: [] } };
   }
 
   data(chunk: Buffer): void {
-    this.lastActivity = Date.now();
+    this.timer.alive();
     if (this.decoder !== null) this.decoder.write(chunk);
     else this.onPlain(chunk);
   }
@@ -119,52 +122,57 @@ class TranslatedRelay implements ExchangeSink {
   }
 
   private onPlain(chunk: Buffer): void {
-    if (this.state === 'reading') return this.chunks === null ? this.body!.push(chunk) : void this.chunks.push(chunk);
-    if (this.state !== 'streaming') return;
-    const whole = this.frames!.push(chunk);
+    const { state } = this;
+    if (state.id === 'holding') {
+      if ('held' in state.kept) state.kept.held.push(chunk);
+      else state.kept.chunks.push(chunk);
+      return;
+    }
+    if (state.id !== 'streaming') return;
+    const whole = state.frames.push(chunk);
     if (whole === null) return;
     let out = '';
-    for (const e of readEvents(whole.toString('utf8'))) out += this.stream!.event(e);
+    for (const e of readEvents(whole.toString('utf8'))) out += state.stream.event(e);
     this.write(out);
   }
 
   private onPlainEnd(): void {
-    if (this.state === 'streaming') {
-      const tail = this.frames!.rest();
-      let out = tail === null ? '' : readEvents(tail.toString('utf8')).map((e) => this.stream!.event(e)).join('');
-      const closing = this.stream!.end();
+    const { state } = this;
+    if (state.id === 'streaming') {
+      const tail = state.frames.rest();
+      let out = tail === null ? '' : readEvents(tail.toString('utf8')).map((e) => state.stream.event(e)).join('');
+      const closing = state.stream.end();
       if (closing === null) {
         this.f.observer.cut();
-        out += this.stream!.fail({ status: 502, type: 'upstream_error', code: 'upstream_disconnected', message: `provider "${this.f.provider.prefix}" ended its stream before its answer was complete` });
+        out += state.stream.fail({ status: 502, type: 'upstream_error', code: 'upstream_disconnected', message: `provider "${this.f.provider.prefix}" ended its stream before its answer was complete` });
       } else {
         out += closing;
       }
-      this.stop();
-      this.write(out, true);
+      if (this.step({ type: 'end' }) === 'complete') this.write(out, true);
       return;
     }
-    if (this.state !== 'reading') return;
-    this.stop();
-    const held = this.body;
-    if (held !== null) {
+    if (state.id !== 'holding' || this.step({ type: 'end' }) !== 'complete') return;
+    const { status, kept } = state;
+    if ('held' in kept) {
+      const { held } = kept;
       const own = upstreamError(held.status, held.scrubbed(this.key).toString('utf8'), this.f.provider.prefix);
       const e = this.t.answer.error?.(held.status, own, this.f.provider.prefix) ?? own;
       const retryAfter = Number(headerOf(held.rawHeaders, 'retry-after'));
       return this.answerError(Number.isFinite(retryAfter) && retryAfter > 0 ? { ...e, retryAfterSeconds: Math.ceil(retryAfter) } : e);
     }
-    const chunks = this.chunks!;
-    const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
+    const { chunks } = kept;
+    const text = (chunks.length === 1 && chunks[0] !== undefined ? chunks[0] : Buffer.concat(chunks)).toString('utf8');
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
       parsed = null;
     }
-    if (!isObject(parsed)) return this.answerError({ status: 502, type: 'upstream_error', code: 'upstream_bad_answer', message: `provider "${this.f.provider.prefix}" answered ${this.status} with a body that is not a JSON object` });
+    if (!isObject(parsed)) return this.answerError({ status: 502, type: 'upstream_error', code: 'upstream_bad_answer', message: `provider "${this.f.provider.prefix}" answered ${status} with a body that is not a JSON object` });
     const answer = this.t.answer.json(parsed);
     if (!answer.ok) return this.answerError(answer.error);
     const body = Buffer.from(this.masked(JSON.stringify(answer.value)));
-    this.f.res.writeHead(this.status, this.headers('application/json', ['content-length', String(body.length)]));
+    this.f.res.writeHead(status, this.headers('application/json', ['content-length', String(body.length)]));
     this.f.observer.tap(body);
     this.f.res.end(body);
   }
@@ -178,15 +186,7 @@ class TranslatedRelay implements ExchangeSink {
     const out = Buffer.from(this.masked(text));
     observer.tap(out);
     if (last) return void res.end(out);
-    if (!res.write(out) && !this.clientBlocked) {
-      this.clientBlocked = true;
-      this.exchange?.pause();
-      res.once('drain', () => {
-        this.clientBlocked = false;
-        this.lastActivity = Date.now();
-        this.exchange?.resume();
-      });
-    }
+    this.timer.write(res, out, this.exchange);
   }
 
   /** The text with the provider's key blanked out (a key of MIN_MASKED_KEY_LENGTH or more: a shorter one is a placeholder word). */
@@ -202,7 +202,6 @@ class TranslatedRelay implements ExchangeSink {
   }
 
   private answerError(e: ProxyError): void {
-    this.stop();
     const { res } = this.f;
     if (res.headersSent) return;
     if (this.t.dropped.length > 0) res.setHeader('x-tunnel-manager-dropped', this.t.dropped.join(','));
@@ -215,67 +214,53 @@ class TranslatedRelay implements ExchangeSink {
 
   fail(failure: UpstreamFailure): void {
     const { f } = this;
-    if (this.state === 'streaming' || this.state === 'reading') {
+    if (this.state.id !== 'waiting') {
       return this.midway({ status: 502, type: 'upstream_error', code: 'upstream_disconnected', message: `provider "${f.provider.prefix}" closed the connection before its response was complete` });
     }
-    if (this.state !== 'waiting') return;
-    this.stop();
+    const effect = this.step({ type: 'unreachable' });
+    if (effect !== 'decline' && effect !== 'error_answer') return;
     f.log?.({ event: 'proxy_upstream_error', request_id: f.requestId, provider: f.provider.prefix, error: failure.code });
-    if (f.fallback?.({ kind: 'unreachable', code: failure.code })) return;
+    if (effect === 'decline') return this.settled({ kind: 'declined', why: { kind: 'unreachable', code: failure.code } });
+    this.settled({ kind: 'ended' });
     this.answerError({ status: 502, type: 'upstream_error', code: 'upstream_unreachable', message: `provider "${f.provider.prefix}" is unreachable at ${f.provider.hostname}:${f.provider.port}: ${failure.code}${f.tunnelHint()}` });
   }
 
   private onTimeout(): void {
-    if (this.state === 'done') return;
     const { f } = this;
-    const idle = Date.now() - this.lastActivity;
-    if (this.clientBlocked || idle < f.provider.timeoutMs) {
-      this.timer = setTimeout(() => this.onTimeout(), this.clientBlocked ? f.provider.timeoutMs : f.provider.timeoutMs - idle);
-      return;
-    }
-    const e = timeoutError(f.provider.prefix, f.provider.timeoutSeconds, this.state === 'waiting' ? 'headers' : 'chunk');
-    f.log?.({ event: 'proxy_upstream_timeout', request_id: f.requestId, provider: f.provider.prefix, stage: this.state === 'waiting' ? 'headers' : 'chunk', timeout_s: f.provider.timeoutSeconds });
-    if (this.state === 'waiting') {
-      this.stop();
-      this.abort();
-      if (f.fallback?.({ kind: 'timeout' })) return;
-      return this.answerError(e);
-    }
-    this.midway(e);
+    const waiting = this.state.id === 'waiting';
+    const stage = waiting ? 'headers' : 'chunk';
+    const e = timeoutError(f.provider.prefix, f.provider.timeoutSeconds, stage);
+    f.log?.({ event: 'proxy_upstream_timeout', request_id: f.requestId, provider: f.provider.prefix, stage, timeout_s: f.provider.timeoutSeconds });
+    if (!waiting) return this.midway(e, { type: 'timeout' });
+    const effect = this.step({ type: 'timeout' });
+    if (effect === 'decline') return this.settled({ kind: 'declined', why: { kind: 'timeout' } });
+    if (effect !== 'error_answer') return;
+    this.settled({ kind: 'ended' });
+    this.answerError(e);
   }
 
   /** A failure once the answer began: the client format's error event ends a stream; any other answer is an error answer (nothing of it was sent). */
-  private midway(e: ProxyError): void {
-    const wasStreaming = this.state === 'streaming';
-    this.stop();
-    this.abort();
+  private midway(e: ProxyError, event: RelayEvent = { type: 'broken' }): void {
+    const { state } = this;
+    const effect = this.step(event);
+    if (effect !== 'error_event' && effect !== 'error_answer') return;
     this.decoder?.destroy();
-    if (!wasStreaming) return this.answerError(e);
+    if (state.id !== 'streaming' || effect === 'error_answer') return this.answerError(e);
     this.f.observer.cut();
-    this.write(this.stream!.fail(e), true);
-  }
-
-  private stop(): void {
-    this.state = 'done';
-    clearTimeout(this.timer!);
-  }
-
-  private abort(): void {
-    this.exchange?.abort();
+    this.write(state.stream.fail(e), true);
   }
 
   onClientClose(): void {
-    if (this.state === 'done') return;
-    const stage = this.state;
-    this.stop();
-    this.abort();
+    const stage = this.state.id;
+    if (this.step({ type: 'client_closed' }) !== 'cancel') return;
     this.decoder?.destroy();
-    this.f.log?.({ event: 'proxy_client_closed', request_id: this.f.requestId, provider: this.f.provider.prefix, stage });
+    if (stage === 'waiting') this.settled({ kind: 'ended' });
+    this.f.log?.({ event: 'proxy_client_closed', request_id: this.f.requestId, provider: this.f.provider.prefix, stage: stage === 'holding' ? 'reading' : stage });
   }
 }
 
 function headerOf(raw: readonly string[], name: string): string | undefined {
-  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) return raw[i + 1];
+  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]?.toLowerCase() === name) return raw[i + 1];
   return undefined;
 }
 

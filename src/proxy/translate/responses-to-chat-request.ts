@@ -22,7 +22,8 @@ export function responsesToChatRequest(r: Json): Result<TranslatedRequest, Proxy
   carry(r, out, 'model');
   for (const [name, value] of Object.entries(r)) {
     if (value === undefined || value === null) continue;
-    if (name in STATEFUL && value !== false) return refused(name, STATEFUL[name]!);
+    const why = STATEFUL[name];
+    if (why !== undefined && value !== false) return refused(name, why);
     if (!MAPPED.has(name)) dropped.add(name);
   }
   // A response the client asks to store is not kept by a chat provider: said, not refused (store defaults to true).

@@ -1,6 +1,6 @@
 import { err, type Result } from '../../result.js';
 import { invalidRequest, type ProxyError } from '../errors.js';
-import { describe } from '../json-body.js';
+import { describe } from '../request/json-body.js';
 
 /** A JSON object as parsed; translations read it field by field. */
 export type Json = Record<string, unknown>;

@@ -1,5 +1,5 @@
 /**
- * Whole server-sent events (as sse-frames.ts cuts them) read into their name and data,
+ * Whole server-sent events (as relay/sse-frames.ts cuts them) read into their name and data,
  * for the stream translations, which work on events rather than bytes. Comments and
  * fields other than `event` and `data` are left out (`id`, `retry`: the proxy's
  * streams are not resumed).

@@ -5,9 +5,8 @@
  */
 import type { ProviderFormat } from '../../config/proxy-schema.js';
 import type { Result } from '../../result.js';
-import type { Endpoint } from '../endpoints.js';
+import type { Endpoint } from '../routes.js';
 import type { ProxyError } from '../errors.js';
-import type { ProviderEntry } from '../providers.js';
 import { chatToResponsesAnswer, type ResponsesContext } from './chat-to-responses-answer.js';
 import { ChatToResponsesStream } from './chat-to-responses-stream.js';
 import { responsesToChatRequest } from './responses-to-chat-request.js';
@@ -133,8 +132,15 @@ const TRANSLATIONS: ReadonlyMap<string, Via> = new Map([
   ['/messages/count_tokens', { to: 'openai', translate: countTokens }],
 ]);
 
+/** What translation needs to know of a provider: the formats it speaks (route/providers.ts' ProviderEntry has them). */
+export interface SpokenFormats {
+  formats: readonly ProviderFormat[];
+  /** `responses: chat`: no Responses API of its own. */
+  responsesViaChat?: boolean;
+}
+
 /** Whether a provider takes requests of `endpoint` as they are (an unknown one is left to the routing to refuse). */
-export function speaks(entry: ProviderEntry | undefined, endpoint: Endpoint): boolean {
+export function speaks(entry: SpokenFormats | undefined, endpoint: Endpoint): boolean {
   if (entry === undefined) return true;
   // Only the Responses API's create is translated; its other routes (input_tokens, compact) go as they are, for the provider to answer.
   if (entry.responsesViaChat === true && endpoint.path === '/responses') return false;
@@ -142,7 +148,7 @@ export function speaks(entry: ProviderEntry | undefined, endpoint: Endpoint): bo
 }
 
 /** The translation of requests to `endpointPath` for the provider, or null when there is none. */
-export function translationFor(endpointPath: string, entry: ProviderEntry | undefined): Via | null {
+export function translationFor(endpointPath: string, entry: SpokenFormats | undefined): Via | null {
   if (entry === undefined) return null;
   if (endpointPath === '/responses') return entry.responsesViaChat === true && entry.formats.includes('openai') ? RESPONSES_TO_CHAT : null;
   const t = TRANSLATIONS.get(endpointPath);

@@ -1,0 +1,108 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RequestListener } from '../../http-listener.js';
+import type { Admit, Admitted } from './admission.js';
+import { routesAt, type Method } from '../routes.js';
+import { readBody } from '../request/read-body.js';
+import { DEFAULT_MAX_BODY_BYTES } from '../deps.js';
+import { refuseTooLarge } from '../request/read-body.js';
+import { badPercentEncoding, sendError, type ProxyError } from '../errors.js';
+import type { Shared } from '../route/fallback.js';
+import { startRelay } from '../relay/relay.js';
+import { keyRefusal } from '../route/providers.js';
+import { MAX_OWNERS, RESPONSE_ID } from '../route/response-owners.js';
+import { locate } from '../route/targets.js';
+
+const PREFIX = '/v1/responses/';
+
+/**
+ * The methods the route table gives what follows a response id (`''`, `cancel`,
+ * `input_items`); undefined for anything else. The same for every id, even one that
+ * is not well formed (it is refused after the method): asked with a stand-in id.
+ */
+function methodsAfterId(sub: string): readonly Method[] | undefined {
+  const methods = routesAt(`${PREFIX}id${sub === '' ? '' : `/${sub}`}`).map((r) => r.method);
+  return methods.length === 0 ? undefined : methods;
+}
+
+const notFound = (message: string, code = 'not_found'): ProxyError => ({ status: 404, type: 'invalid_request_error', code, message });
+
+/**
+ * The calls on a stored response by its id, which name no model:
+ * `GET`/`DELETE /v1/responses/{id}`, `POST …/{id}/cancel` and `GET …/{id}/input_items`
+ * (the `openai` client's `responses.retrieve`, `.delete`, `.cancel` and
+ * `.inputItems.list`; a background response is polled this way). Each goes to the
+ * provider that created the response (response-owners.ts), else to
+ * `default_provider`, with the client's query (`?stream=true`, paging) and without
+ * fallback: no other provider holds that response. None of them takes a body (a
+ * cancel's, if sent, is read and dropped), so nothing unchecked reaches the provider.
+ */
+export function createStoredResponseRoute(begin: Admit, shared: Shared): RequestListener {
+  return (req, res) => {
+    const url = req.url ?? '';
+    const q = url.indexOf('?');
+    const [rawId = '', ...rest] = url.slice(PREFIX.length, q === -1 ? undefined : q).split('/');
+    const sub = rest.join('/');
+    const methods = methodsAfterId(sub);
+    if (methods === undefined) {
+      // Not a call on a stored response: answered as any unknown path, whatever the method.
+      const b = begin(req, res, '/responses/{id}', null, 'openai');
+      if (b !== null) sendError(res, b.requestId, notFound(`no route ${req.method ?? ''} ${(url.split('?')[0] ?? '').slice(0, 200)}; a stored response takes GET and DELETE /v1/responses/{id}, POST …/{id}/cancel and GET …/{id}/input_items`), true);
+      return;
+    }
+    const begun = begin(req, res, sub === '' ? '/responses/{id}' : `/responses/{id}/${sub}`, methods, 'openai');
+    if (begun === null) return;
+    let id: string;
+    try {
+      id = decodeURIComponent(rawId);
+    } catch {
+      return sendError(res, begun.requestId, badPercentEncoding('response id'), true);
+    }
+    // Only ids as servers make them: `.`, `..` or a slash would take the call elsewhere on the provider.
+    if (!RESPONSE_ID.test(id) || id === '.' || id === '..') {
+      return sendError(res, begun.requestId, notFound(`${JSON.stringify(id.slice(0, 200))} is not a response id (letters, digits and _.:-, as "resp_…")`, 'response_not_found'), true);
+    }
+    const method = req.method === 'DELETE' || req.method === 'POST' ? req.method : 'GET';
+    if (method !== 'POST') return send(shared, req, res, begun, method, id, sub);
+    readBody(req, DEFAULT_MAX_BODY_BYTES, (body) => {
+      if (Buffer.isBuffer(body)) send(shared, req, res, begun, method, id, sub);
+      else if (body.reason === 'too_large') refuseTooLarge(req, res, begun.requestId, body.limit);
+    });
+  };
+}
+
+function send(shared: Shared, req: IncomingMessage, res: ServerResponse, begun: Admitted, method: Method, id: string, sub: string): void {
+  const { requestId, runtime, obs } = begun;
+  const owner = shared.owners.ownerOf(id) ?? runtime.defaultProvider;
+  if (owner === null) {
+    return sendError(
+      res,
+      requestId,
+      notFound(`no response ${JSON.stringify(id)} has passed through this proxy since it started (it knows the provider of the last ${MAX_OWNERS} responses it relayed); set proxy.default_provider to send calls on other responses to one provider`, 'response_not_found'),
+    );
+  }
+  obs.provider = owner;
+  const entry = runtime.providers.get(owner);
+  if (entry === undefined) return sendError(res, requestId, notFound(`response ${JSON.stringify(id)} was created by provider "${owner}", which is no longer configured`, 'response_not_found'));
+  const located = locate(entry, 'openai', shared.tunnel);
+  if (!located.ok) return sendError(res, requestId, located.error);
+  const provider = located.value;
+  const refusal = keyRefusal(provider);
+  if (refusal !== null) return sendError(res, requestId, refusal);
+  void startRelay({
+    req,
+    res,
+    requestId,
+    provider,
+    pool: shared.pool,
+    method,
+    payload: null,
+    endpoint: `/responses/${encodeURIComponent(id)}${sub === '' ? '' : `/${sub}`}`,
+    forwarded: runtime.forwarded,
+    family: 'openai',
+    // No other provider holds that response: its failures are the client's answer.
+    fallible: false,
+    observer: obs,
+    tunnelHint: () => shared.tunnelHint(provider),
+    log: shared.log,
+  });
+}

@@ -1,0 +1,148 @@
+import type { ServerResponse } from 'node:http';
+import { ownAnswerAt } from './own-answer.js';
+import type { ProxyMetrics } from './metrics.js';
+import { overheadSeconds, startTiming } from './server-timing.js';
+import { createUsageReader, type Usage, type UsageReader } from './usage.js';
+
+const MAX_LOGGED_MODEL = 256;
+const [SPACE, TAB, CR, LF, BRACE, BRACKET] = [32, 9, 13, 10, 123, 91];
+
+/** What the routing layer tells the record of one request as it goes. */
+export interface Observation {
+  /** The model as the client named it. */
+  model: string | null;
+  /** The provider that got the request last (the one that answered, when one did). */
+  provider: string | null;
+  /** The client of `proxy.clients` whose key it came with (a log field and a series label), or null. */
+  client: string | null;
+  /** Told the answer's usage (null: none reported) when the request is over: a client's limits count it. */
+  onEnd: ((usage: Usage | null) => void) | null;
+  /** Each piece of the answer's body as it reaches the client. */
+  tap(chunk: Buffer): void;
+  /** A target passed over for the next one. */
+  fellBack(provider: string, reason: string): void;
+  /** The exchange under way, told when the client's connection closes (after the record is written). */
+  watch(relay: { onClientClose(): void }): void;
+  /** The answer had begun and was cut short by its provider. */
+  cut(): void;
+}
+
+/**
+ * The record of one request: one log line (`proxy_request`) and the request series,
+ * written when the response is over — finished, cut or abandoned by the client. The
+ * answer's usage is read as it passes (see usage.ts), never held back. A class, not
+ * a closure per field: one object per request on the hot path.
+ */
+class RequestObservation implements Observation {
+  model: string | null = null;
+  provider: string | null = null;
+  client: string | null = null;
+  onEnd: ((usage: Usage | null) => void) | null = null;
+  private readonly started = performance.now();
+  private firstByte = -1;
+  private reader: UsageReader | null = null;
+  private fallbacks: { provider: string; reason: string }[] | null = null;
+  private relay: { onClientClose(): void } | null = null;
+  private wasCut = false;
+
+  constructor(
+    private readonly requestId: string,
+    private readonly endpoint: string,
+    private readonly res: ServerResponse,
+    private readonly log: ((entry: Record<string, unknown>) => void) | undefined,
+    private readonly metrics: ProxyMetrics | undefined,
+  ) {
+    startTiming(res);
+    res.on('close', () => {
+      this.close();
+      this.relay?.onClientClose();
+    });
+  }
+
+  watch(relay: { onClientClose(): void }): void {
+    this.relay = relay;
+  }
+
+  tap(chunk: Buffer): void {
+    let reader = this.reader;
+    if (reader === null) {
+      this.firstByte = performance.now();
+      reader = this.reader = createUsageReader(!startsJson(chunk));
+    }
+    reader.chunk(chunk);
+  }
+
+  cut(): void {
+    this.wasCut = true;
+  }
+
+  fellBack(provider: string, reason: string): void {
+    (this.fallbacks ??= []).push({ provider, reason });
+    this.metrics?.fellBack(provider, reason);
+  }
+
+  private close(): void {
+    const ms = performance.now() - this.started;
+    const res = this.res;
+    const status = res.headersSent ? res.statusCode : null;
+    const usage = this.reader?.result() ?? null;
+    // The proxy's own answers (its errors) are written whole: their first byte left then.
+    const own = this.firstByte < 0 ? ownAnswerAt(res) : undefined;
+    const ttfb = this.firstByte >= 0 ? this.firstByte - this.started : own !== undefined ? own - this.started : null;
+    const { log, metrics } = this;
+    if (log !== undefined) {
+      const model = this.model;
+      const entry: Record<string, unknown> = {
+        event: 'proxy_request',
+        request_id: this.requestId,
+        endpoint: this.endpoint,
+        // A client's model name can be as long as its body; the log keeps enough to recognise it.
+        model: model !== null && model.length > MAX_LOGGED_MODEL ? `${model.slice(0, MAX_LOGGED_MODEL)}…` : model,
+        provider: this.provider,
+        ...(this.client === null ? {} : { client: this.client }),
+        status,
+        // Sent in full, or cut short (by the client, or by a provider that died, fell silent or ended mid-event).
+        complete: res.writableFinished && !this.wasCut,
+        ms: Math.round(ms * 10) / 10,
+        ttfb_ms: ttfb === null ? null : Math.round(ttfb * 10) / 10,
+      };
+      if (usage !== null && usage.input !== null) entry.tokens_in = usage.input;
+      if (usage !== null && usage.output !== null) entry.tokens_out = usage.output;
+      if (this.fallbacks !== null) entry.fallbacks = this.fallbacks;
+      log(entry);
+    }
+    metrics?.record({
+      provider: this.provider ?? 'none',
+      endpoint: this.endpoint,
+      status: status ?? 'client_closed',
+      seconds: ms / 1000,
+      ttfbSeconds: ttfb === null ? null : ttfb / 1000,
+      overheadSeconds: overheadSeconds(res),
+      tokensIn: usage?.input ?? null,
+      tokensOut: usage?.output ?? null,
+      cut: this.wasCut,
+      client: this.client,
+    });
+    this.onEnd?.(usage);
+  }
+}
+
+/** Whether a body starts (after white space) as JSON does; an event stream starts with a field name or a comment. */
+function startsJson(chunk: Buffer): boolean {
+  for (let i = 0; i < chunk.length && i < 16; i++) {
+    const b = chunk[i];
+    if (b === SPACE || b === TAB || b === CR || b === LF) continue;
+    return b === BRACE || b === BRACKET;
+  }
+  return false;
+}
+
+export function observeRequest(o: {
+  requestId: string;
+  endpoint: string;
+  res: ServerResponse;
+  log?: (entry: Record<string, unknown>) => void;
+  metrics?: ProxyMetrics;
+}): Observation {
+  return new RequestObservation(o.requestId, o.endpoint, o.res, o.log, o.metrics);
+}

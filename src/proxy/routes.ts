@@ -1,0 +1,105 @@
+import type { ProviderFormat } from '../config/proxy-schema.js';
+import type { ErrorFamily } from './errors.js';
+
+/** One POST endpoint routed by its body's `model`; the table below is the whole list. */
+export interface Endpoint {
+  /** The path under `/v1`, the same on the provider (under its base path); also the `endpoint` of log lines and metrics. */
+  path: string;
+  /** The request format: only providers that take it get the request. */
+  format: ProviderFormat;
+  /** Whose error shape the endpoint's clients read. */
+  family: ErrorFamily;
+  /** Fields besides `model` the proxy itself relies on (everything else is the provider's to judge). */
+  lists?: readonly string[];
+  /** The body: JSON (the default), or a multipart/form-data upload whose `model` is a form field (request/multipart.ts). */
+  body?: 'json' | 'multipart';
+  /** The largest body taken, when not the proxy's default (16 MiB). */
+  maxBytes?: number;
+}
+
+// OpenAI's own limit for an audio upload; vLLM's default is the same.
+const AUDIO_UPLOAD_BYTES = 25 * 1024 * 1024;
+
+export const ENDPOINTS: readonly Endpoint[] = [
+  { path: '/chat/completions', format: 'openai', family: 'openai', lists: ['messages'] },
+  { path: '/responses', format: 'openai', family: 'openai' },
+  // The Responses API's token count and compaction (`responses.inputTokens.count`, `responses.compact`).
+  { path: '/responses/input_tokens', format: 'openai', family: 'openai' },
+  { path: '/responses/compact', format: 'openai', family: 'openai' },
+  { path: '/embeddings', format: 'openai', family: 'openai' },
+  { path: '/completions', format: 'openai', family: 'openai' },
+  // The other JSON endpoints of OpenAI's API that model servers serve (vLLM, LocalAI,
+  // llama.cpp, text-embeddings-inference), and vLLM's and Jina's rerank and score.
+  { path: '/moderations', format: 'openai', family: 'openai' },
+  { path: '/images/generations', format: 'openai', family: 'openai' },
+  { path: '/audio/speech', format: 'openai', family: 'openai' },
+  { path: '/rerank', format: 'openai', family: 'openai' },
+  { path: '/score', format: 'openai', family: 'openai' },
+  // Uploads: the audio file and `model` are form fields (Whisper on vLLM, LocalAI, faster-whisper servers).
+  { path: '/audio/transcriptions', format: 'openai', family: 'openai', body: 'multipart', maxBytes: AUDIO_UPLOAD_BYTES },
+  { path: '/audio/translations', format: 'openai', family: 'openai', body: 'multipart', maxBytes: AUDIO_UPLOAD_BYTES },
+  { path: '/messages', format: 'anthropic', family: 'anthropic', lists: ['messages'] },
+  // What Anthropic's SDK (messages.countTokens) and Claude Code call before a long prompt.
+  { path: '/messages/count_tokens', format: 'anthropic', family: 'anthropic', lists: ['messages'] },
+];
+
+/** A method of the table; a route with GET answers HEAD too. */
+export type Method = 'GET' | 'POST' | 'DELETE';
+
+/** What answers a route: endpoints/ has one handler per kind. */
+export type RouteKind = 'model-routed' | 'model-list' | 'model-by-id' | 'stored-response';
+
+/** One route of the `/v1` group. */
+export interface Route {
+  method: Method;
+  /**
+   * The whole path. `{id}` stands for one path segment, `{id*}` for the rest of the
+   * path (a model id may hold slashes); the rest is literal.
+   */
+  path: string;
+  kind: RouteKind;
+  /** For `model-routed`: the endpoint, with its format and body. */
+  endpoint?: Endpoint;
+}
+
+/**
+ * Every route of the `/v1` group: the one table from which the daemon's fast path,
+ * `tunnel-manager proxy` and the Hono sub-app dispatch (dispatch.ts), and from which
+ * each route learns the methods it takes (a 405 with `Allow` for any other). A path
+ * under `/v1` that matches none is answered 404 by the group itself (a CORS preflight
+ * aside), so a client learns it asked the proxy for something it lacks.
+ */
+export const ROUTES: readonly Route[] = [
+  ...ENDPOINTS.map((endpoint): Route => ({ method: 'POST', path: `/v1${endpoint.path}`, kind: 'model-routed', endpoint })),
+  { method: 'GET', path: '/v1/models', kind: 'model-list' },
+  { method: 'GET', path: '/v1/models/{id*}', kind: 'model-by-id' },
+  // A stored response, by id (`responses.retrieve`, `.delete`, `.cancel`, `.inputItems.list`).
+  { method: 'GET', path: '/v1/responses/{id}', kind: 'stored-response' },
+  { method: 'DELETE', path: '/v1/responses/{id}', kind: 'stored-response' },
+  { method: 'POST', path: '/v1/responses/{id}/cancel', kind: 'stored-response' },
+  { method: 'GET', path: '/v1/responses/{id}/input_items', kind: 'stored-response' },
+];
+
+/** A route's path as its requests are labelled in logs and series: under `/v1`, `{id*}` as `{id}`. */
+export function routeLabel(route: Pick<Route, 'path'>): string {
+  return route.path.slice('/v1'.length).replace('{id*}', '{id}');
+}
+
+/** Whether `path` (no query) is one the pattern stands for. */
+export function matches(pattern: string, path: string): boolean {
+  const want = pattern.split('/');
+  const got = path.split('/');
+  for (let i = 0; i < want.length; i++) {
+    const w = want[i];
+    const g = got[i];
+    if (g === undefined || w === undefined) return false;
+    if (w.endsWith('*}')) return got.slice(i).join('/') !== '';
+    if (w.startsWith('{') ? g === '' : w !== g) return false;
+  }
+  return got.length === want.length;
+}
+
+/** The routes at `path` (no query), in table order; none for a path the group lacks. */
+export function routesAt(path: string): Route[] {
+  return ROUTES.filter((r) => matches(r.path, path));
+}
