@@ -14,10 +14,11 @@ const SAME = ['model', 'max_tokens', 'temperature', 'top_p', 'top_k', 'stream'] 
 // for something a chat-completion provider cannot do: it is left out and named in the answer's header.
 const MAPPED = new Set([...SAME, 'messages', 'system', 'stop_sequences', 'metadata', 'tools', 'tool_choice', 'output_format']);
 // Fields whose loss would change what the client gets back: refused.
-const REFUSED_FIELDS: Record<string, string> = {
-  container: 'code-execution containers exist only on Anthropic\'s API',
-  mcp_servers: 'remote MCP servers are called by Anthropic\'s API itself; an OpenAI-format provider has no counterpart',
-};
+// A Map, not an object: a field named like one of Object's own ("constructor") must not match.
+const REFUSED_FIELDS = new Map<string, string>([
+  ['container', 'code-execution containers exist only on Anthropic\'s API'],
+  ['mcp_servers', 'remote MCP servers are called by Anthropic\'s API itself; an OpenAI-format provider has no counterpart'],
+]);
 
 export function messagesToChatRequest(m: Json): Result<TranslatedRequest, ProxyError> {
   const dropped = new Dropped();
@@ -26,7 +27,7 @@ export function messagesToChatRequest(m: Json): Result<TranslatedRequest, ProxyE
   if (m.stream === true) out.stream_options = { include_usage: true };
   for (const name in m) {
     if (m[name] === undefined) continue;
-    const why = REFUSED_FIELDS[name];
+    const why = REFUSED_FIELDS.get(name);
     if (why !== undefined) return refused(name, why);
     if (!MAPPED.has(name)) dropped.add(name);
   }

@@ -9,12 +9,13 @@ import { carry, Dropped, isObject, malformed, refused, type Json, type Translate
 
 const MAPPED = new Set(['model', 'input', 'instructions', 'max_output_tokens', 'temperature', 'top_p', 'top_k', 'stream', 'tools', 'tool_choice', 'parallel_tool_calls', 'text', 'user', 'store', 'previous_response_id', 'background', 'conversation', 'prompt']);
 // Asking for state only the provider of the Responses API keeps: a chat provider has none of it.
-const STATEFUL: Record<string, string> = {
-  previous_response_id: 'a chat provider keeps no responses to continue; send the whole conversation as input',
-  conversation: 'a chat provider keeps no conversations; send the whole conversation as input',
-  background: 'a chat provider cannot run a response in the background',
-  prompt: 'stored prompt templates live on OpenAI\'s platform only',
-};
+// A Map, not an object: a field named like one of Object's own ("constructor") must not match.
+const STATEFUL = new Map<string, string>([
+  ['previous_response_id', 'a chat provider keeps no responses to continue; send the whole conversation as input'],
+  ['conversation', 'a chat provider keeps no conversations; send the whole conversation as input'],
+  ['background', 'a chat provider cannot run a response in the background'],
+  ['prompt', 'stored prompt templates live on OpenAI\'s platform only'],
+]);
 
 export function responsesToChatRequest(r: Json): Result<TranslatedRequest, ProxyError> {
   const dropped = new Dropped();
@@ -22,7 +23,7 @@ export function responsesToChatRequest(r: Json): Result<TranslatedRequest, Proxy
   carry(r, out, 'model');
   for (const [name, value] of Object.entries(r)) {
     if (value === undefined || value === null) continue;
-    const why = STATEFUL[name];
+    const why = STATEFUL.get(name);
     if (why !== undefined && value !== false) return refused(name, why);
     if (!MAPPED.has(name)) dropped.add(name);
   }

@@ -60,6 +60,12 @@ describe('the request', () => {
     ],
     ['output_format as response_format', { ...user('hi'), output_format: { type: 'json_schema', schema: { type: 'object' } } }, { ...base, messages: [{ role: 'user', content: 'hi' }], response_format: { type: 'json_schema', json_schema: { name: 'output', schema: { type: 'object' }, strict: true } } }],
     ['unknown and unmappable fields are dropped and named', { ...user('hi'), thinking: { type: 'enabled' }, service_tier: 'auto', frobnicate: 1 }, { ...base, messages: [{ role: 'user', content: 'hi' }] }, ['thinking', 'service_tier', 'frobnicate']],
+    [
+      "fields named like an object's own are unknown fields like any other",
+      { ...user('hi'), ...(JSON.parse('{"constructor": 1, "toString": "x", "__proto__": {"a": 1}}') as Record<string, unknown>) },
+      { ...base, messages: [{ role: 'user', content: 'hi' }] },
+      ['constructor', 'toString', '__proto__'],
+    ],
   ];
   it.each(cases)('%s', (_, input, body, dropped = []) => {
     const r = messagesToChatRequest(input);

@@ -58,6 +58,12 @@ describe('the request', () => {
     ],
     ['fields without a counterpart named', { ...base, input: 'x', reasoning: { effort: 'low' }, metadata: { a: '1' }, truncation: 'auto', store: true }, { ...base, messages: [{ role: 'user', content: 'x' }] }, ['reasoning', 'metadata', 'truncation', 'store']],
     ['store: false says nothing', { ...base, input: 'x', store: false }, { ...base, messages: [{ role: 'user', content: 'x' }] }],
+    [
+      "fields named like an object's own are unknown fields like any other",
+      { ...base, input: 'hi', ...(JSON.parse('{"constructor": 1, "toString": "x", "__proto__": {"a": 1}}') as Record<string, unknown>) },
+      { ...base, messages: [{ role: 'user', content: 'hi' }] },
+      ['constructor', 'toString', '__proto__'],
+    ],
   ];
   it.each(cases)('%s', (_, input, body, dropped = []) => {
     expect(responsesToChatRequest(input)).toEqual({ ok: true, value: { body, dropped } });
