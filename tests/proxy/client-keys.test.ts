@@ -58,6 +58,28 @@ describe('client keys', () => {
     expect(m.json).toMatchObject({ type: 'error', error: { type: 'permission_error' } });
   });
 
+  it('GET /v1/models lists to a client only the models it may use (both shapes, and by id); shared keys see all', async () => {
+    clock += 120_000;
+    const ids = async (key: string, headers: Record<string, string> = {}) => {
+      const r = await call(h.url, { method: 'GET', path: '/v1/models', headers: { authorization: `Bearer ${key}`, ...headers } });
+      expect(r.status).toBe(200);
+      return (r.json.data as { id: string }[]).map((m) => m.id).sort();
+    };
+    const all = await ids(SHARED);
+    expect(all).toEqual(expect.arrayContaining(['fast', 'mock-alias']));
+    expect(all.some((id) => id.startsWith('other:'))).toBe(true);
+    // alice: mock:* and the alias fast; mock-alias too, since its target matches mock:*.
+    expect(await ids(ALICE)).toEqual(all.filter((id) => id.startsWith('mock:') || id === 'fast' || id === 'mock-alias'));
+    expect(await ids(ALICE, { 'anthropic-version': '2023-06-01' })).toEqual(all.filter((id) => id.startsWith('mock:') || id === 'fast' || id === 'mock-alias'));
+    expect(await ids(BOB)).toEqual(all.filter((id) => id === 'mock:llama3:8b'));
+    expect(await ids(CI)).toEqual(all);
+    const other = all.find((id) => id.startsWith('other:')) ?? '';
+    const hidden = await call(h.url, { method: 'GET', path: `/v1/models/${encodeURIComponent(other)}`, headers: { authorization: `Bearer ${ALICE}` } });
+    expect(hidden.status).toBe(404);
+    const shown = await call(h.url, { method: 'GET', path: `/v1/models/${encodeURIComponent(other)}`, headers: { authorization: `Bearer ${SHARED}` } });
+    expect(shown.status).toBe(200);
+  });
+
   it('rpm: 429 with Retry-After and x-ratelimit-* once the minute holds rpm requests; room again as they leave the window', async () => {
     clock += 120_000;
     const start = clock;
@@ -84,7 +106,7 @@ describe('client keys', () => {
     await eventually(() => h.logs.some((l) => l.event === 'proxy_request' && l.client === 'bob' && l.tokens_in === 1), 'the first request\'s record');
     const second = await as(BOB, 'mock:llama3:8b');
     expect(second.headers['x-ratelimit-remaining-tokens']).toBe('2');
-    await eventually(() => h.logs.filter((l) => l.event === 'proxy_request' && l.client === 'bob' && l.status === 200).length === 2, 'the second request\'s record');
+    await eventually(() => h.logs.filter((l) => l.event === 'proxy_request' && l.client === 'bob' && l.model === 'mock:llama3:8b' && l.status === 200).length === 2, 'the second request\'s record');
     const refused = await as(BOB, 'mock:llama3:8b');
     expect(refused.status).toBe(429);
     expect(refused.json.error.code).toBe('rate_limit_tpm');

@@ -7,6 +7,22 @@ import { err, type Result } from '../../result.js';
 import { badPercentEncoding, invalidRequest, sendError, type ErrorFamily, type ProxyError } from '../errors.js';
 import { markOwnAnswer } from '../observe/own-answer.js';
 import type { ModelCatalog, ModelEntry } from '../route/model-catalog.js';
+import type { Runtime } from '../route/providers.js';
+import { targetsFor } from '../route/targets.js';
+import { allows, type ClientRule } from '../clients/rules.js';
+
+/**
+ * The models a caller may use, by the rule that admits its requests: a client of
+ * `proxy.clients` sees only its own (a model it may not use is as unknown to it as one
+ * no provider has); shared keys and an open proxy see every model.
+ */
+function visibleTo(client: ClientRule | null, runtime: Runtime, data: readonly ModelEntry[]): readonly ModelEntry[] {
+  if (client === null || client.matchers === null) return data;
+  return data.filter((m) => {
+    const targets = targetsFor(m.id, runtime);
+    return allows(client, m.id, targets.ok ? targets.value : []);
+  });
+}
 
 /**
  * `GET /v1/models` and `GET /v1/models/{id}`, in the shape of the client that asks:
@@ -29,7 +45,8 @@ export function createModelRoutes(
     const begun = begin(req, res, '/models', methods.list, family);
     if (begun === null) return;
     const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
-    void catalog.list(begun.runtime, tunnel).then((data) => {
+    void catalog.list(begun.runtime, tunnel).then((all) => {
+      const data = visibleTo(begun.client, begun.runtime, all);
       if (family === 'openai') return answerJson(req, res, begun.requestId, { object: 'list', data });
       const page = anthropicPage(data, query);
       if (!page.ok) return sendError(res, begun.requestId, page.error, false, family);
@@ -50,8 +67,8 @@ export function createModelRoutes(
       return sendError(res, begun.requestId, badPercentEncoding('model id'), false, family);
     }
     begun.obs.model = id;
-    void catalog.list(begun.runtime, tunnel).then((data) => {
-      const found = data.find((m) => m.id === id);
+    void catalog.list(begun.runtime, tunnel).then((all) => {
+      const found = visibleTo(begun.client, begun.runtime, all).find((m) => m.id === id);
       if (found !== undefined) return answerJson(req, res, begun.requestId, family === 'openai' ? found : anthropicModel(found));
       sendError(res, begun.requestId, { status: 404, type: 'invalid_request_error', code: 'model_not_found', param: 'model', message: `no model ${JSON.stringify(id.slice(0, 200))} among the providers' models and the aliases (GET /v1/models lists them)` }, false, family);
     });
