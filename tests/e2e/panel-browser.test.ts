@@ -3,6 +3,8 @@
 // conflicts with an edit on disk, login, and screenshots at phone and desktop width
 // saved to test-artifacts/ for a person to look at.
 import { execFile } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -335,6 +337,34 @@ describe('the web panel in Chromium', () => {
     await d.waitFor('merged on its new port', async () => (await roundTrip(movedPort, 'merged').catch(() => '')) === 'merged');
     // The other tunnel was not touched: same process.
     expect((await d.json<{ name: string; pid: number }[]>('/status')).find((s) => s.name === 'bring')?.pid).toBe(bring?.pid);
+    expect(consoleErrors).toEqual([]);
+  });
+  it('a SOCKS proxy through the form: no remote port asked, written as direction socks, started, and curl goes through it', async () => {
+    const socksPort = await port();
+    const web = http.createServer((req, res) => res.end(`web ${req.url ?? ''}`));
+    await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
+    try {
+      await page.getByRole('button', { name: 'Add tunnel' }).click();
+      await expect.poll(() => page.locator('#editor').isVisible()).toBe(true);
+      await page.fill('#f-name', 'socks');
+      await page.check('input[name="direction"][value="socks"]');
+      expect(await page.locator('#hint-remote_port').textContent()).toBe('Leave empty: a SOCKS proxy connects wherever its clients ask.');
+      await page.fill('#f-remote_host', 'testhost');
+      await page.fill('#f-local_port', String(socksPort));
+      await page.getByRole('button', { name: 'Save' }).click();
+      await expect.poll(() => page.locator('#editor').isVisible()).toBe(false);
+      const written = file().slice(file().indexOf('- name: socks'));
+      expect(written).toMatch(/^- name: socks\n(?: {4}\w+: .*\n)*? {4}direction: socks\n/);
+      // No remote port: none, or the empty one the form keeps so that every entry has the same fields.
+      expect(written).not.toMatch(/remote_port: (?!""\n)\S/);
+      await expect.poll(() => badge('socks').textContent(), { timeout: 20_000 }).toBe('Running');
+      expect(await card('socks').locator('[data-testid="description"]').textContent()).toBe(`SOCKS proxy on local :${socksPort} through testhost`);
+      const webPort = (web.address() as AddressInfo).port;
+      const out = await run('curl', ['-sS', '--max-time', '5', '--socks5-hostname', `127.0.0.1:${socksPort}`, `http://localhost:${webPort}/via-panel`]);
+      expect(out.stdout).toBe('web /via-panel');
+    } finally {
+      await new Promise((r) => web.close(r));
+    }
     expect(consoleErrors).toEqual([]);
   });
 });
