@@ -106,8 +106,10 @@ export async function startAndWait(ctx: CommandContext, what: StartWhat): Promis
     const peeked = new Set<string>();
     let outcome: WaitOutcome | null = tracker.outcome();
     for (;;) {
-      // AUTH_REQUIRED with an ssh running: a person is needed only if it shows a prompt.
-      const unsure = outcome?.kind === 'login' ? outcome.waiting.filter((r) => r.pid !== null && !peeked.has(r.hash)) : [];
+      // AUTH_REQUIRED with an ssh running (its own, or the login it shares with the other
+      // interactive tunnels to its host): a person is needed only if it shows a prompt.
+      const loginRuns = (r: StatusRecord): boolean => r.pid !== null || (r.connection !== null && r.connection.pid !== null);
+      const unsure = outcome?.kind === 'login' ? outcome.waiting.filter((r) => loginRuns(r) && !peeked.has(r.hash)) : [];
       for (const r of unsure) {
         peeked.add(r.hash);
         // Loaded here only: the WebSocket client costs every other command its start-up time.

@@ -119,7 +119,7 @@ describe('interactive logins other than a one-time code', () => {
       await run(process.execPath, [CLI, '--socket', d.socketPath, 'stop-tunnel', hash]);
     }
     const started = await run(process.execPath, [CLI, '--socket', d.socketPath, 'start-tunnel', hash]);
-    expect(started.stderr).not.toMatch(/tunnel-cli auth/);
+    expect(started.stderr, started.stderr + started.stdout).not.toMatch(/tunnel-cli auth/);
     expect(started.stdout).toMatch(/RUNNING/);
     expect((await statusOf(d, 'noprompt')).status).toBe('RUNNING');
     expect(await roundTrip(ports.noprompt!, 'no prompt')).toBe('no prompt');
