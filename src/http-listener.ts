@@ -173,25 +173,33 @@ export const REQUEST_TIMEOUT_MS = 300_000;
 export const LISTENER_OPTIONS: http.ServerOptions = { requireHostHeader: false, keepAliveTimeout: 65_000, requestTimeout: REQUEST_TIMEOUT_MS };
 
 // How much of a refused body is read and thrown away, and for how long, before the
-// connection is cut anyway.
+// connection is cut anyway; and how long a client then has to read the answer.
 const DISCARD_BYTES_FACTOR = 4;
 const DISCARD_MS = 10_000;
+const LAST_READ_MS = 2_000;
 
 /**
- * Reads and drops the rest of a body refused as too large, bounded: by the time it has
- * read 4 times the limit, or 10 s, it cuts the connection. Closing at once would make a
- * client that is still sending (no `Expect: 100-continue`) fail with EPIPE before it
- * reads the 413; reading forever would let a client hold the connection. Nothing read
- * is kept, so a refused upload leaves no memory behind.
+ * Reads and drops the rest of a body refused as too large, bounded. Closing at once
+ * would make a client that is still sending (no `Expect: 100-continue`) fail with EPIPE
+ * before it reads the 413, and a close with its bytes unread resets the connection,
+ * which can throw away the answer the client has not read yet. So: once 4 times the
+ * limit has been dropped, reading stops (the client's writes wait, and it is free to
+ * read the answer), and the connection is cut 2 s later; after 10 s in all, at once.
+ * Reading forever would let a client hold the connection. Nothing read is kept, so a
+ * refused upload leaves no memory behind.
  */
 export function discardRest(req: IncomingMessage, limit: number): void {
   let dropped = 0;
   const cut = setTimeout(() => req.socket.destroy(), DISCARD_MS);
   cut.unref();
-  req.on('data', (chunk: Buffer) => {
+  const onData = (chunk: Buffer) => {
     dropped += chunk.length;
-    if (dropped > DISCARD_BYTES_FACTOR * limit) req.socket.destroy();
-  });
+    if (dropped <= DISCARD_BYTES_FACTOR * limit) return;
+    req.off('data', onData);
+    req.pause();
+    setTimeout(() => req.socket.destroy(), LAST_READ_MS).unref();
+  };
+  req.on('data', onData);
   req.once('close', () => clearTimeout(cut));
   req.resume();
 }
