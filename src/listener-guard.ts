@@ -15,6 +15,8 @@ import { hostAllowed, isLoopbackName, isStateChanging, originAllowed, type HostP
 export interface ListenerPolicy extends HostPolicy {
   /** `proxy.cors_origins` in force: the pages that may call `/v1` besides this machine's. */
   corsOrigins(): readonly string[] | null;
+  /** The body of a refusal under `/v1`, in the shape its clients read (the proxy's); absent: the API's. */
+  v1ErrorJson?(req: IncomingMessage, refused: Refusal): string;
 }
 
 /** A refusal: status, code and message of the JSON error. */
@@ -113,7 +115,8 @@ export function guardRequests(listener: RequestListener, policy: ListenerPolicy)
   return (req, res) => {
     const refused = refusalOf(req, policy, hostOk);
     if (refused === null) return listener(req, res);
-    answer(res, refused);
+    const shaped = isV1((req.url ?? '/').split('?')[0] ?? '/') ? policy.v1ErrorJson?.(req, refused) : undefined;
+    answer(res, refused, shaped ?? errorBody(refused.code, refused.message));
   };
 }
 
@@ -132,8 +135,7 @@ export function guardUpgrade(handler: (req: IncomingMessage, socket: Duplex, hea
  * A refusal's answer. The connection closes after it: a body the request may still be
  * sending is not read.
  */
-function answer(res: ServerResponse, refused: Refusal): void {
-  const body = errorBody(refused.code, refused.message);
+function answer(res: ServerResponse, refused: Refusal, body: string): void {
   res.writeHead(refused.status, {
     'content-type': 'application/json',
     'content-length': Buffer.byteLength(body),

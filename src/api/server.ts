@@ -116,6 +116,8 @@ export async function startListeners(opts: {
   allowedHosts?: readonly string[];
   /** `proxy.cors_origins` in force, for the Origin rule of /v1 on TCP. */
   corsOrigins?: () => readonly string[] | null;
+  /** The body of a browser-guard refusal under /v1, in its clients' shape (the proxy's v1RefusalJson). */
+  v1ErrorJson?: ListenerPolicy['v1ErrorJson'];
   /** True until the first load of the config file is done: every route but /health answers 503 `loading` (api/loading.ts). */
   loading?: () => boolean;
 }): Promise<Listeners> {
@@ -129,7 +131,7 @@ export async function startListeners(opts: {
   const { host, port } = opts.listen;
   const shown = showAddress(host, port);
   // Every TCP request passes the browser guard (SPEC §6); the socket needs none.
-  const guard: ListenerPolicy = { listenHost: host, allowedHosts: opts.allowedHosts ?? [], corsOrigins: opts.corsOrigins ?? (() => null) };
+  const guard: ListenerPolicy = { listenHost: host, allowedHosts: opts.allowedHosts ?? [], corsOrigins: opts.corsOrigins ?? (() => null), ...(opts.v1ErrorJson === undefined ? {} : { v1ErrorJson: opts.v1ErrorJson }) };
   const tcp = serverFor(opts.tcpApp, opts.tcpFastPath, loading, guard);
   if (opts.upgrade) tcp.on('upgrade', guardUpgrade(upgradeWith(opts.upgrade.tcp), guard));
   const tcpUp = await listenOn(tcp, () => tcp.listen(port, host));

@@ -6,7 +6,7 @@ import { startListeners } from '../api/server.js';
 import { createTerminalRoute, type TerminalRoute } from '../api/terminal.js';
 import { watchConfig } from '../config/watch.js';
 import { ConfigStore, defaultBackupDir } from '../config-edit/store.js';
-import { createProxyApp, createProxyMetrics } from '../proxy/index.js';
+import { createProxyApp, createProxyMetrics, v1RefusalJson } from '../proxy/index.js';
 import { createSupervisor } from '../supervisor/index.js';
 import { createConfigInForce, type ConfigInForce } from './config-in-force.js';
 import { localEndOf, tunnelListeningOn } from './local-tunnel.js';
@@ -94,6 +94,7 @@ export async function startDaemon(settings: DaemonSettings, log: Log, env: NodeJ
       tokens: settings.tokens,
       allowedHosts: settings.allowedHosts,
       corsOrigins: () => engine.config().proxy?.cors_origins ?? null,
+      v1ErrorJson: v1RefusalJson,
       loading: () => stillLoading(engine),
     });
     // The API before the first reload, so that nothing (ssh -G look-ups, a thousand

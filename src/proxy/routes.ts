@@ -80,6 +80,21 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/v1/responses/{id}/input_items', kind: 'stored-response' },
 ];
 
+/**
+ * Whose error shape a request under `/v1` is answered in, wherever the answer comes
+ * from (a route, the 404 of a path the group lacks, the listener's browser guard): an
+ * endpoint's own family at its path and below it (`/v1/messages/…` is Anthropic's);
+ * elsewhere Anthropic's when the request carries `anthropic-version`, which Anthropic's
+ * SDKs send on every call and OpenAI's never do.
+ */
+export function errorFamilyOf(path: string, anthropicVersion: string | string[] | undefined): ErrorFamily {
+  for (const e of ENDPOINTS) {
+    const at = `/v1${e.path}`;
+    if (path === at || path.startsWith(`${at}/`)) return e.family;
+  }
+  return anthropicVersion === undefined ? 'openai' : 'anthropic';
+}
+
 /** A route's path as its requests are labelled in logs and series: under `/v1`, `{id*}` as `{id}`. */
 export function routeLabel(route: Pick<Route, 'path'>): string {
   return route.path.slice('/v1'.length).replace('{id*}', '{id}');

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { listenFailure, showAddress } from '../listen-failure.js';
 import { answerParserErrors, closeEveryConnection, LISTENER_OPTIONS, requireHost } from '../http-listener.js';
 import { guardRequests } from '../listener-guard.js';
+import { v1RefusalJson } from './listener-refusal.js';
 import { bearerMatches, clientAuthorization } from './clients/api-keys.js';
 import { callerOf } from './clients/gate.js';
 import type { ProxyDeps } from './deps.js';
@@ -62,7 +63,7 @@ export function startProxyServer(options: {
     requireHost(guardRequests((req, res) => {
       if ((req.method === 'GET' || req.method === 'HEAD') && (req.url === '/metrics' || req.url?.startsWith('/metrics?'))) return metrics(req, res);
       handler(req, res);
-    }, { listenHost: options.host, allowedHosts: options.allowedHosts ?? [], corsOrigins: () => deps.getConfig()?.cors_origins ?? null }), 'GET, HEAD, POST, DELETE, OPTIONS'),
+    }, { listenHost: options.host, allowedHosts: options.allowedHosts ?? [], corsOrigins: () => deps.getConfig()?.cors_origins ?? null, v1ErrorJson: v1RefusalJson }), 'GET, HEAD, POST, DELETE, OPTIONS'),
   );
   answerParserErrors(server, options.connectLingerMs);
   return new Promise((resolve, reject) => {

@@ -23,8 +23,29 @@ interface Answer {
   code: string | undefined;
 }
 
+/**
+ * The code of an error body in either shape, and whose shape it is: Anthropic's
+ * (`{"type": "error", …}`, the code at the end of its message) or the others'
+ * (`{"error": {"code"}}`).
+ */
+function codeOf(text: string): { code: string | undefined; shape?: 'anthropic' | 'openai' } {
+  try {
+    const body = JSON.parse(text) as { type?: string; error?: { code?: string; message?: string } };
+    if (body.type === 'error') return { code: /\(([a-z_]+)\)$/.exec(body.error?.message ?? '')?.[1], shape: 'anthropic' };
+    return { code: body.error?.code, shape: 'openai' };
+  } catch {
+    return { code: undefined };
+  }
+}
+
 /** One request over TCP or the socket, with exactly the headers given (Host included). */
-function send(target: { port: number } | { socketPath: string }, method: string, path: string, headers: Record<string, string>, body?: string): Promise<Answer> {
+async function send(target: { port: number } | { socketPath: string }, method: string, path: string, headers: Record<string, string>, body?: string): Promise<Answer> {
+  const { status, code } = await sendShaped(target, method, path, headers, body);
+  return { status, code };
+}
+
+/** As send, with the shape of the error body. */
+function sendShaped(target: { port: number } | { socketPath: string }, method: string, path: string, headers: Record<string, string>, body?: string): Promise<Answer & { shape?: 'anthropic' | 'openai' }> {
   return new Promise((resolve, reject) => {
     const req = http.request({ ...('port' in target ? { host: '127.0.0.1', port: target.port } : { socketPath: target.socketPath }), method, path, headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) }, agent: false, setHost: false }, (res) => {
       let text = '';
@@ -35,15 +56,7 @@ function send(target: { port: number } | { socketPath: string }, method: string,
         return resolve({ status: res.statusCode ?? 0, code: undefined });
       }
       res.on('data', (d) => (text += d));
-      res.on('end', () => {
-        let code: string | undefined;
-        try {
-          code = (JSON.parse(text) as { error?: { code?: string } }).error?.code;
-        } catch {
-          code = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, code });
-      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, ...codeOf(text) }));
     });
     req.on('error', (e) => reject(new Error(`${method} ${path} ${JSON.stringify(headers)}: ${e.message}`)));
     req.end(body);
@@ -160,6 +173,25 @@ describe('every TCP route refuses what a web page sends', () => {
           expect({ listener: l.name, method, path, headers, ...r }).toMatchObject({ status: 415, code: 'unsupported_media_type' });
         }
       }
+    }
+  });
+
+  it("under /v1 each refusal is in the shape of the path's clients: Anthropic's for /v1/messages, and elsewhere than an OpenAI endpoint for a request with anthropic-version", async () => {
+    // An endpoint's own family at its path and below; elsewhere (models, unknown paths) the header decides.
+    const endpointFamily = (path: string) => (path.startsWith('/v1/messages') ? 'anthropic' : /^\/v1\/(chat\/completions|responses|embeddings|audio\/)/.test(path) ? 'openai' : null);
+    const anthropic = (path: string, headers: Record<string, string>) => (endpointFamily(path) ?? (headers['anthropic-version'] !== undefined ? 'anthropic' : 'openai')) === 'anthropic';
+    for (const l of listeners()) {
+      for (const [method, path] of V1_ROUTES.filter(([m]) => m !== 'HEAD' && m !== 'OPTIONS')) {
+        for (const extra of [{}, { 'anthropic-version': '2023-06-01' }] as Record<string, string>[]) {
+          const host = await sendShaped(l, method, path, { host: 'evil.example', ...extra, ...jsonHeaders(method) }, jsonBody(method));
+          const origin = await sendShaped(l, method, path, { host: `127.0.0.1:${l.port}`, origin: 'http://evil.example', ...extra, ...jsonHeaders(method) }, jsonBody(method));
+          const shape = anthropic(path, extra) ? 'anthropic' : 'openai';
+          expect({ listener: l.name, method, path, extra, ...host }).toEqual({ listener: l.name, method, path, extra, status: 403, code: 'host_not_allowed', shape });
+          expect({ listener: l.name, method, path, extra, ...origin }).toEqual({ listener: l.name, method, path, extra, status: 403, code: 'origin_not_allowed', shape });
+        }
+      }
+      const media = await sendShaped(l, 'POST', '/v1/messages', { host: `localhost:${l.port}`, 'content-type': 'text/plain' }, '{}');
+      expect({ listener: l.name, ...media }).toEqual({ listener: l.name, status: 415, code: 'unsupported_media_type', shape: 'anthropic' });
     }
   });
 

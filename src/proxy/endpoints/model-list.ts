@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestListener } from '../../http-listener.js';
 import type { Admit } from './admission.js';
-import type { Method } from '../routes.js';
+import { errorFamilyOf, type Method } from '../routes.js';
 import type { TunnelLookup } from '../deps.js';
 import { err, type Result } from '../../result.js';
 import { badPercentEncoding, invalidRequest, sendError, type ErrorFamily, type ProxyError } from '../errors.js';
@@ -38,7 +38,7 @@ export function createModelRoutes(
   tunnel: TunnelLookup | undefined,
   methods: { list: readonly Method[]; one: readonly Method[] },
 ): { models: RequestListener; model: RequestListener } {
-  const familyOf = (req: IncomingMessage): ErrorFamily => (req.headers['anthropic-version'] === undefined ? 'openai' : 'anthropic');
+  const familyOf = (req: IncomingMessage): ErrorFamily => errorFamilyOf('/v1/models', req.headers['anthropic-version']);
 
   const models: RequestListener = (req, res) => {
     const family = familyOf(req);

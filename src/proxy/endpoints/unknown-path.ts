@@ -5,7 +5,7 @@ import { observeRequest } from '../observe/request-record.js';
 import { applyCors } from '../request/cors.js';
 import { pickRequestId } from '../request/request-id.js';
 import type { Runtime } from '../route/providers.js';
-import { ENDPOINTS } from '../routes.js';
+import { ENDPOINTS, errorFamilyOf } from '../routes.js';
 
 /**
  * Any path of the `/v1` group that is none of its routes: a browser's preflight is
@@ -21,7 +21,7 @@ export function unknownPath(deps: ProxyDeps, runtimeOf: (config: ReturnType<Prox
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
-    sendError(res, requestId, notFound(req.method ?? '', path), true, path === '/v1/messages' || path.startsWith('/v1/messages/') ? 'anthropic' : 'openai');
+    sendError(res, requestId, notFound(req.method ?? '', path), true, errorFamilyOf(path, req.headers['anthropic-version']));
   };
 }
 
