@@ -2,7 +2,7 @@
 // connection, shared-attempt.ts) needs from its tunnel's runner: the plan of the
 // moment, where ssh's lines and our notes go, the lifecycle's events, and the table
 // of live children through which the runner terminates them and awaits their end.
-import type { Event } from './lifecycle.js';
+import type { Event } from './tunnel-phase.js';
 import type { SshChild } from './ssh-process.js';
 import type { TunnelPlan } from './tunnel-plan.js';
 

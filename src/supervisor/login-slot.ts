@@ -5,7 +5,7 @@
 import { err, ok, type Result } from '../result.js';
 import type { LoginTerminal } from './pty-process.js';
 import type { Attachment, LoginOutcome, TerminalSink } from './types.js';
-import type { Tunnel } from './lifecycle.js';
+import type { Tunnel } from './tunnel-phase.js';
 import { unreachable } from '../unreachable.js';
 
 export class LoginSlot {

@@ -4,7 +4,7 @@
 import { forwardingRefusedLine } from './classify.js';
 import { explainExit, probeTargetOf } from './attempt-end.js';
 import type { AttemptHost } from './attempt-host.js';
-import type { SpawnMode } from './lifecycle.js';
+import type { SpawnMode } from './tunnel-phase.js';
 import type { LoginSlot } from './login-slot.js';
 import type { LoginTerminal, SpawnPty } from './pty-process.js';
 import { LineRing } from './ring.js';

@@ -5,7 +5,7 @@
 import type { ConnectionRecord } from '../tunnel/status.js';
 import type { ConnectionRunner } from './connection.js';
 import type { ConnectionPool } from './connection-pool.js';
-import { isActive, type Phase } from './lifecycle.js';
+import { isActive, type Phase } from './tunnel-phase.js';
 import type { LoginSlot } from './login-slot.js';
 import type { SharedForward } from './tunnel-plan.js';
 

@@ -4,7 +4,7 @@
 import type { HealthRecord } from '../tunnel/status.js';
 import type { Clock } from './clock.js';
 import { HealthMonitor } from './health-monitor.js';
-import type { Phase } from './lifecycle.js';
+import type { Phase } from './tunnel-phase.js';
 import type { ProcessSweep } from './process-sweep.js';
 import type { TunnelPlan } from './tunnel-plan.js';
 

@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_BACKOFF } from '../../src/supervisor/backoff.js';
 import { classifyExit, startTimeoutFailure } from '../../src/supervisor/classify.js';
-import { FRESH_PROMPT_MS, initialTunnel, next, publicStatus, type Effect, type Event, type Phase, type Rules, type Tunnel, type World } from '../../src/supervisor/lifecycle.js';
+import { FRESH_PROMPT_MS, next } from '../../src/supervisor/lifecycle.js';
+import { initialTunnel, publicStatus, type Effect, type Event, type Phase, type Rules, type Tunnel, type World } from '../../src/supervisor/tunnel-phase.js';
 import { unreachable } from '../../src/unreachable.js';
 
 const T = Date.UTC(2030, 0, 1);
