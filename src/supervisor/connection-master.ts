@@ -5,7 +5,7 @@
 // connection's lifecycle (connection.ts).
 import { rmSync } from 'node:fs';
 import { classifyExit, spawnFailure } from './classify.js';
-import type { ConnectionEvent } from './connection-lifecycle.js';
+import type { ConnectionEvent } from './connection-phase.js';
 import type { ConnectionDeps, ConnectionPlan } from './connection.js';
 import type { LoginSlot } from './login-slot.js';
 import type { ProbeTarget } from './probe.js';

@@ -7,18 +7,18 @@
 import { unreachable } from '../unreachable.js';
 import type { Failure } from './classify.js';
 import type { Clock } from './clock.js';
+import { nextConnection } from './connection-lifecycle.js';
 import {
   connectionPid,
   connectionState,
   forwardVerdict,
   initialConnection,
-  nextConnection,
   type Connection,
   type ConnectionEffect,
   type ConnectionEvent,
   type ConnectionRules,
   type ConnectionState,
-} from './connection-lifecycle.js';
+} from './connection-phase.js';
 import type { ControlForward, RunControl } from './control-command.js';
 import { ForwardQueue } from './forward-queue.js';
 import type { Probe, ProbeTarget } from './probe.js';

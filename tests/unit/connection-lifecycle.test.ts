@@ -4,17 +4,17 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_BACKOFF } from '../../src/supervisor/backoff.js';
 import { classifyExit } from '../../src/supervisor/classify.js';
+import { nextConnection } from '../../src/supervisor/connection-lifecycle.js';
 import {
   connectionPid,
   connectionState,
   forwardVerdict,
   initialConnection,
-  nextConnection,
   type Connection,
   type ConnectionEvent,
   type ConnectionPhase,
   type ConnectionRules,
-} from '../../src/supervisor/connection-lifecycle.js';
+} from '../../src/supervisor/connection-phase.js';
 
 const T = Date.UTC(2030, 0, 1);
 const fail = (line: string) => classifyExit({ code: 255, signal: null, lines: [line], flag: '-L', remoteBind: null });
