@@ -52,7 +52,7 @@ export function guardText(text: string): string | null {
  * the composer stay within it with one lexer pass for both. `breach()` says afterwards
  * whether the tokens stopped early, and why.
  */
-export function guardedLexemes(text: string): { lexemes: Iterable<string>; breach(): GuardFailure | null } {
+export function guardedLexemes(text: string): { lexemes: Iterable<string>; breach(): GuardFailure | null; anchorsOrAliases(): boolean } {
   let failure: GuardFailure | null = null;
   const meter = new NestingMeter();
   function* lexemes(): Generator<string> {
@@ -62,7 +62,7 @@ export function guardedLexemes(text: string): { lexemes: Iterable<string>; breac
       yield token;
     }
   }
-  return { lexemes: lexemes(), breach: () => failure };
+  return { lexemes: lexemes(), breach: () => failure, anchorsOrAliases: () => meter.anchorsOrAliases };
 }
 
 function nestingBreach(text: string): GuardFailure | null {
@@ -88,6 +88,8 @@ class NestingMeter {
   private atLineStart = true;
   private nodeExpected = true;
   private scalarNext = false;
+  /** An anchor (&a) or an alias (*a) token went by. */
+  anchorsOrAliases = false;
 
   private blockNode(column: number): void {
     const { columns } = this;
@@ -130,8 +132,16 @@ class NestingMeter {
         this.atLineStart = false;
         break;
       case 'anchor':
+        this.anchorsOrAliases = true;
+        break;
       case 'tag':
         // Properties belong to the node that follows; it is counted where it starts.
+        break;
+      case 'alias':
+        this.anchorsOrAliases = true;
+        if (this.flowDepth === 0 && (this.atLineStart || this.nodeExpected)) this.blockNode(column);
+        this.nodeExpected = false;
+        this.atLineStart = false;
         break;
       default:
         if (this.flowDepth === 0 && (this.atLineStart || this.nodeExpected)) this.blockNode(column);

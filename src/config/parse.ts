@@ -35,7 +35,7 @@ export function parseConfigText(text: string, opts: ParseOptions = {}): LoadResu
   const doc = parseGuarded(text, guarded.lexemes, lines);
   const nesting = guarded.breach();
   if (nesting !== null) return refused(text, nesting);
-  const tree = new Tree(doc, lines);
+  const tree = new Tree(doc, lines, guarded.anchorsOrAliases());
   for (const e of doc.errors) {
     if (e.code === 'DUPLICATE_KEY') tree.errors.push(duplicateKeyProblem(tree, doc, e));
     else tree.errors.push({ ...tree.position(e.pos[0]), field: FILE, expected: 'valid YAML', found: firstLine(e.message) });
