@@ -57,8 +57,9 @@ export class ForwardQueue {
   private readonly adds: Forward[] = [];
   private readonly cancels: Forward[] = [];
   private inFlight = 0;
-  /** Specs the current master holds: added by a run that succeeded, not cancelled since. */
+  /** Specs the master of attempt `heldBy` holds: added by a run that succeeded, not cancelled since. */
   private readonly held = new Set<string>();
+  private heldBy: number | null = null;
   /** Specs with an `-O cancel` queued or under way: an add of the same spec waits for its end. */
   private readonly cancelling = new Map<string, number>();
 
@@ -104,7 +105,7 @@ export class ForwardQueue {
         const i = this.adds.indexOf(f);
         if (i >= 0) this.adds.splice(i, 1);
         // It may have been left the master's forward by a twin that went before it.
-        if (this.held.has(specKey(f)) && !this.hasTwin(f) && this.host.master().up) this.queueCancel(f);
+        if (this.heldNow().has(specKey(f)) && !this.hasTwin(f)) this.queueCancel(f);
         else this.end(f, { kind: 'cancelled' });
         return;
       }
@@ -135,6 +136,20 @@ export class ForwardQueue {
     same?.delete(f);
     if (same?.size === 0) this.byPort.delete(f.port);
     f.events.ended(end.kind === 'cancelled' && f.failWith !== null ? { kind: 'failed', failure: f.failWith, code: null, signal: null } : end);
+  }
+
+  /**
+   * `held` as it stands for the master now: a new master (a reconnect that reports no
+   * loss, or any other) holds none of what the one before held.
+   */
+  private heldNow(): Set<string> {
+    const m = this.host.master();
+    const attempt = m.up ? m.attempt : null;
+    if (attempt !== this.heldBy) {
+      this.held.clear();
+      this.heldBy = attempt;
+    }
+    return this.held;
   }
 
   private queueCancel(f: Forward): void {
@@ -199,7 +214,8 @@ export class ForwardQueue {
 
   /** Adds whose spec the master holds already (a twin's) are added without a run, on the next tick. */
   private adoptHeld(): void {
-    const known = this.adds.filter((f) => this.held.has(specKey(f)));
+    const held = this.heldNow();
+    const known = this.adds.filter((f) => held.has(specKey(f)));
     if (known.length === 0) return;
     for (const f of known) {
       this.adds.splice(this.adds.indexOf(f), 1);
@@ -250,7 +266,7 @@ export class ForwardQueue {
     if (out.code === 0) {
       for (const f of batch) {
         if (f.phase !== 'adding') continue;
-        this.held.add(specKey(f));
+        this.heldNow().add(specKey(f));
         f.phase = 'added';
         if (pid !== null) f.events.added(pid);
         if (f.cancelAsked) this.cancel(f);

@@ -219,3 +219,33 @@ describe('ForwardQueue: two forwards of the same spec (a renamed tunnel taking o
     expect(log).toEqual(['old added', 'old failed', 'next added']);
   });
 });
+
+it('ForwardQueue: a new master holds nothing of the old one\'s, even when no loss was reported in between (a reconnect after a stop)', async () => {
+  const runs: string[] = [];
+  let attempt = 1;
+  const queue = new ForwardQueue({
+    master: () => ({ up: true, pid: 40 + attempt, attempt }),
+    lastFailure: () => null,
+    masterLines: () => [],
+    unresponsive: () => {},
+    processState: () => 'S',
+    control: async (op) => {
+      runs.push(op);
+      await Promise.resolve();
+      return { code: 0, lines: [], timedOut: false };
+    },
+  });
+  const fwd = { flag: '-L', value: '127.0.0.1:21001:localhost:22' };
+  const events = (log: string[]) => ({ line: () => {}, added: (pid: number) => log.push(`added ${pid}`), ended: (e: ForwardEnd) => log.push(e.kind) });
+  const log: string[] = [];
+  const first = queue.create(fwd, 21001, events(log));
+  queue.queueAdd(first.forward);
+  await new Promise((r) => setTimeout(r, 5));
+  attempt = 2;
+  const next = queue.create(fwd, 21001, events(log));
+  queue.queueAdd(next.forward);
+  await new Promise((r) => setTimeout(r, 5));
+  // The second forward is added to the new master by a run of its own.
+  expect(runs).toEqual(['forward', 'forward']);
+  expect(log).toEqual(['added 41', 'added 42']);
+});
