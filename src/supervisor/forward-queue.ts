@@ -10,6 +10,7 @@ import { unreachable } from '../unreachable.js';
 import { classifyExit, type Failure } from './classify.js';
 import type { ControlForward, ControlOutcome } from './control-command.js';
 import type { ForwardEnd, ForwardEvents, ForwardHandle } from './connection.js';
+import { MasterHolds, specKey } from './master-holds.js';
 
 export type ForwardPhase = 'waiting' | 'adding' | 'added' | 'cancelling' | 'ended';
 
@@ -47,8 +48,7 @@ const RUNS = 4;
 
 const LOST: Failure = { reason: 'connection_lost', retry: true, probe: null, message: 'connection lost: the shared connection ended' };
 
-/** A forward as the master knows it: two with the same key are the same listener. */
-const specKey = (f: Forward): string => `${f.fwd.flag} ${f.fwd.value}`;
+const specOf = (f: Forward): string => specKey(f.fwd);
 
 export class ForwardQueue {
   readonly forwards = new Set<Forward>();
@@ -57,13 +57,14 @@ export class ForwardQueue {
   private readonly adds: Forward[] = [];
   private readonly cancels: Forward[] = [];
   private inFlight = 0;
-  /** Specs the master of attempt `heldBy` holds: added by a run that succeeded, not cancelled since. */
-  private readonly held = new Set<string>();
-  private heldBy: number | null = null;
-  /** Specs with an `-O cancel` queued or under way: an add of the same spec waits for its end. */
-  private readonly cancelling = new Map<string, number>();
+  private readonly holds: MasterHolds;
 
-  constructor(private readonly host: QueueHost) {}
+  constructor(private readonly host: QueueHost) {
+    this.holds = new MasterHolds(() => {
+      const m = host.master();
+      return m.up ? m.attempt : null;
+    });
+  }
 
   /** A new forward, waiting until queueAdd (or ended at once by its caller). */
   create(fwd: ControlForward, port: number, events: ForwardEvents): { forward: Forward; handle: ForwardHandle } {
@@ -89,8 +90,7 @@ export class ForwardQueue {
   endAll(failure: Failure, exit: { code: number | null; signal: string | null } | null): void {
     this.adds.length = 0;
     this.cancels.length = 0;
-    this.held.clear();
-    this.cancelling.clear();
+    this.holds.clear();
     for (const f of [...this.forwards]) {
       if (f.phase === 'cancelling' || f.cancelAsked) this.end(f, { kind: 'cancelled' });
       // Waiting forwards of a connection being retried end too: their tunnels back off
@@ -105,7 +105,7 @@ export class ForwardQueue {
         const i = this.adds.indexOf(f);
         if (i >= 0) this.adds.splice(i, 1);
         // It may have been left the master's forward by a twin that went before it.
-        if (this.heldNow().has(specKey(f)) && !this.hasTwin(f)) this.queueCancel(f);
+        if (this.holds.has(specOf(f)) && !this.hasTwin(f)) this.queueCancel(f);
         else this.end(f, { kind: 'cancelled' });
         return;
       }
@@ -138,24 +138,8 @@ export class ForwardQueue {
     f.events.ended(end.kind === 'cancelled' && f.failWith !== null ? { kind: 'failed', failure: f.failWith, code: null, signal: null } : end);
   }
 
-  /**
-   * `held` as it stands for the master now: a new master (a reconnect that reports no
-   * loss, or any other) holds none of what the one before held.
-   */
-  private heldNow(): Set<string> {
-    const m = this.host.master();
-    const attempt = m.up ? m.attempt : null;
-    if (attempt !== this.heldBy) {
-      this.held.clear();
-      this.heldBy = attempt;
-    }
-    return this.held;
-  }
-
   private queueCancel(f: Forward): void {
-    const key = specKey(f);
-    this.held.delete(key);
-    this.cancelling.set(key, (this.cancelling.get(key) ?? 0) + 1);
+    this.holds.cancelQueued(specOf(f));
     f.phase = 'cancelling';
     this.cancels.push(f);
     this.pump();
@@ -163,9 +147,9 @@ export class ForwardQueue {
 
   /** Another forward of the same spec that is, or is about to be, on the master. */
   private hasTwin(f: Forward): boolean {
-    const key = specKey(f);
+    const key = specOf(f);
     for (const g of this.byPort.get(f.port) ?? []) {
-      if (g !== f && !g.cancelAsked && (g.phase === 'waiting' || g.phase === 'adding' || g.phase === 'added') && specKey(g) === key) return true;
+      if (g !== f && !g.cancelAsked && (g.phase === 'waiting' || g.phase === 'adding' || g.phase === 'added') && specOf(g) === key) return true;
     }
     return false;
   }
@@ -214,8 +198,7 @@ export class ForwardQueue {
 
   /** Adds whose spec the master holds already (a twin's) are added without a run, on the next tick. */
   private adoptHeld(): void {
-    const held = this.heldNow();
-    const known = this.adds.filter((f) => held.has(specKey(f)));
+    const known = this.adds.filter((f) => this.holds.has(specOf(f)));
     if (known.length === 0) return;
     for (const f of known) {
       this.adds.splice(this.adds.indexOf(f), 1);
@@ -237,7 +220,7 @@ export class ForwardQueue {
     const batch: Forward[] = [];
     for (const f of this.adds) {
       if (batch.length >= BATCH) break;
-      if (this.cancelling.has(specKey(f))) continue;
+      if (this.holds.cancelPending(specOf(f))) continue;
       if (f.alone) {
         if (batch.length === 0) batch.push(f);
         break;
@@ -266,7 +249,7 @@ export class ForwardQueue {
     if (out.code === 0) {
       for (const f of batch) {
         if (f.phase !== 'adding') continue;
-        this.heldNow().add(specKey(f));
+        this.holds.add(specOf(f));
         f.phase = 'added';
         if (pid !== null) f.events.added(pid);
         if (f.cancelAsked) this.cancel(f);
@@ -304,11 +287,7 @@ export class ForwardQueue {
         this.noticeTimeout(out.timedOut, pid);
       }
     } finally {
-      for (const key of batch.map(specKey)) {
-        const left = (this.cancelling.get(key) ?? 0) - 1;
-        if (left > 0) this.cancelling.set(key, left);
-        else this.cancelling.delete(key);
-      }
+      for (const f of batch) this.holds.cancelEnded(specOf(f));
     }
     for (const f of batch) this.end(f, { kind: 'cancelled' });
   }
