@@ -26,16 +26,19 @@ const DOC_MODE = '\x02';
 const FLOW_ERROR_END = '\x18';
 
 export function guardLimits(text: string): GuardFailure | null {
+  return sizeBreach(text) ?? nestingBreach(text);
+}
+
+/** The size check alone: parseConfigText measures nesting while it parses (guardedLexemes). */
+export function sizeBreach(text: string): GuardFailure | null {
   const bytes = Buffer.byteLength(text, 'utf8');
-  if (bytes > MAX_CONFIG_BYTES) {
-    return {
-      message: `the file is ${bytes} bytes; the limit is ${MAX_CONFIG_BYTES} bytes (1 MiB)`,
-      expected: `a file of at most ${MAX_CONFIG_BYTES} bytes (1 MiB)`,
-      found: `${bytes} bytes`,
-      offset: null,
-    };
-  }
-  return nestingBreach(text);
+  if (bytes <= MAX_CONFIG_BYTES) return null;
+  return {
+    message: `the file is ${bytes} bytes; the limit is ${MAX_CONFIG_BYTES} bytes (1 MiB)`,
+    expected: `a file of at most ${MAX_CONFIG_BYTES} bytes (1 MiB)`,
+    found: `${bytes} bytes`,
+    offset: null,
+  };
 }
 
 /** The same checks, as the message alone. */
@@ -44,32 +47,66 @@ export function guardText(text: string): string | null {
 }
 
 /**
+ * The lexer's tokens of `text`, in order, as the YAML parser takes them (Parser.next),
+ * measured on the way: the parser never sees a token past the nesting limit, so it and
+ * the composer stay within it with one lexer pass for both. `breach()` says afterwards
+ * whether the tokens stopped early, and why.
+ */
+export function guardedLexemes(text: string): { lexemes: Iterable<string>; breach(): GuardFailure | null; anchorsOrAliases(): boolean } {
+  let failure: GuardFailure | null = null;
+  const meter = new NestingMeter();
+  function* lexemes(): Generator<string> {
+    for (const token of new Lexer().lex(text)) {
+      failure = meter.feed(token);
+      if (failure !== null) return;
+      yield token;
+    }
+  }
+  return { lexemes: lexemes(), breach: () => failure, anchorsOrAliases: () => meter.anchorsOrAliases };
+}
+
+function nestingBreach(text: string): GuardFailure | null {
+  const meter = new NestingMeter();
+  for (const token of new Lexer().lex(text)) {
+    const failure = meter.feed(token);
+    if (failure !== null) return failure;
+  }
+  return null;
+}
+
+/**
  * Block nesting is tracked as a stack of the columns where nodes start: a node at a
  * column no deeper than the top closes the levels above it. Compact forms (`- - x`,
  * `? ? x`, `a: b`) start nodes further right on the same line, so they count too.
- * Flow collections add their own depth on top.
+ * Flow collections add their own depth on top. Fed the lexer's tokens one by one.
  */
-function nestingBreach(text: string): GuardFailure | null {
-  const columns: number[] = [];
-  let flowDepth = 0;
-  let offset = 0;
-  let lineStart = 0;
-  let atLineStart = true;
-  let nodeExpected = true;
-  let scalarNext = false;
+class NestingMeter {
+  private readonly columns: number[] = [];
+  private flowDepth = 0;
+  private offset = 0;
+  private lineStart = 0;
+  private atLineStart = true;
+  private nodeExpected = true;
+  private scalarNext = false;
+  /** An anchor (&a) or an alias (*a) token went by. */
+  anchorsOrAliases = false;
 
-  const tooDeep = () => columns.length + flowDepth > MAX_NESTING;
-  const blockNode = (column: number) => {
+  private blockNode(column: number): void {
+    const { columns } = this;
     while (columns.length > 0 && (columns[columns.length - 1] as number) >= column) columns.pop();
     columns.push(column);
-  };
+  }
 
-  for (const token of new Lexer().lex(text)) {
-    if (token === SCALAR_MARK) { scalarNext = true; continue; }
-    if (token === DOC_MODE || token === FLOW_ERROR_END) continue;
-    const type = scalarNext ? 'scalar' : CST.tokenType(token);
-    scalarNext = false;
-    const column = offset - lineStart;
+  /** Takes the next token; a failure when it crosses the limit (at its offset). */
+  feed(token: string): GuardFailure | null {
+    if (token === SCALAR_MARK) {
+      this.scalarNext = true;
+      return null;
+    }
+    if (token === DOC_MODE || token === FLOW_ERROR_END) return null;
+    const type = this.scalarNext ? 'scalar' : CST.tokenType(token);
+    this.scalarNext = false;
+    const column = this.offset - this.lineStart;
     switch (type) {
       case 'newline':
       case 'space':
@@ -77,47 +114,55 @@ function nestingBreach(text: string): GuardFailure | null {
         break;
       case 'flow-seq-start':
       case 'flow-map-start':
-        if (flowDepth === 0 && (atLineStart || nodeExpected)) blockNode(column);
-        flowDepth++;
-        nodeExpected = false;
-        atLineStart = false;
+        if (this.flowDepth === 0 && (this.atLineStart || this.nodeExpected)) this.blockNode(column);
+        this.flowDepth++;
+        this.nodeExpected = false;
+        this.atLineStart = false;
         break;
       case 'flow-seq-end':
       case 'flow-map-end':
-        flowDepth = Math.max(0, flowDepth - 1);
-        atLineStart = false;
+        this.flowDepth = Math.max(0, this.flowDepth - 1);
+        this.atLineStart = false;
         break;
       case 'seq-item-ind':
       case 'explicit-key-ind':
       case 'map-value-ind':
-        if (flowDepth === 0 && type !== 'map-value-ind') blockNode(column);
-        nodeExpected = true;
-        atLineStart = false;
+        if (this.flowDepth === 0 && type !== 'map-value-ind') this.blockNode(column);
+        this.nodeExpected = true;
+        this.atLineStart = false;
         break;
       case 'anchor':
+        this.anchorsOrAliases = true;
+        break;
       case 'tag':
         // Properties belong to the node that follows; it is counted where it starts.
         break;
+      case 'alias':
+        this.anchorsOrAliases = true;
+        if (this.flowDepth === 0 && (this.atLineStart || this.nodeExpected)) this.blockNode(column);
+        this.nodeExpected = false;
+        this.atLineStart = false;
+        break;
       default:
-        if (flowDepth === 0 && (atLineStart || nodeExpected)) blockNode(column);
-        nodeExpected = false;
-        atLineStart = false;
+        if (this.flowDepth === 0 && (this.atLineStart || this.nodeExpected)) this.blockNode(column);
+        this.nodeExpected = false;
+        this.atLineStart = false;
     }
-    if (tooDeep()) {
+    if (this.columns.length + this.flowDepth > MAX_NESTING) {
       return {
         message: `the file nests collections more than ${MAX_NESTING} levels deep`,
         expected: `collections nested at most ${MAX_NESTING} levels deep`,
         found: `deeper nesting (refused before parsing, to protect memory)`,
-        offset,
+        offset: this.offset,
       };
     }
     const lastNewline = token.lastIndexOf('\n');
     if (lastNewline >= 0) {
-      lineStart = offset + lastNewline + 1;
-      atLineStart = true;
-      nodeExpected = false;
+      this.lineStart = this.offset + lastNewline + 1;
+      this.atLineStart = true;
+      this.nodeExpected = false;
     }
-    offset += token.length;
+    this.offset += token.length;
+    return null;
   }
-  return null;
 }

@@ -1,6 +1,6 @@
-import { isPair, isSeq, LineCounter, parseDocument, visit, type Document, type YAMLError } from 'yaml';
+import { Composer, isPair, isSeq, LineCounter, Parser, visit, YAMLParseError, type Document, type YAMLError } from 'yaml';
 import type { DirectionMode } from '../tunnel/spec.js';
-import { guardLimits } from './guard.js';
+import { guardedLexemes, sizeBreach, type GuardFailure } from './guard.js';
 import { isolate } from './isolation.js';
 import { readConfig } from './schema.js';
 import { child, keyText, quote, Tree } from './tree.js';
@@ -29,20 +29,13 @@ export function parseConfigText(text: string, opts: ParseOptions = {}): LoadResu
   const mode = opts.mode ?? 'default';
   const lines = new LineCounter();
 
-  const guard = guardLimits(text);
-  if (guard !== null) {
-    const at = guard.offset === null ? { line: 0, column: 0 } : positionIn(text, guard.offset);
-    return invalid([{ ...at, field: FILE, expected: guard.expected, found: guard.found }]);
-  }
-
-  const doc = parseDocument(text, {
-    lineCounter: lines,
-    prettyErrors: false,
-    uniqueKeys: true,
-    // Odd keys (a list as a key) are reported as problems; the package's own console warning would only be noise.
-    logLevel: 'error',
-  });
-  const tree = new Tree(doc, lines);
+  const size = sizeBreach(text);
+  if (size !== null) return refused(text, size);
+  const guarded = guardedLexemes(text);
+  const doc = parseGuarded(text, guarded.lexemes, lines);
+  const nesting = guarded.breach();
+  if (nesting !== null) return refused(text, nesting);
+  const tree = new Tree(doc, lines, guarded.anchorsOrAliases());
   for (const e of doc.errors) {
     if (e.code === 'DUPLICATE_KEY') tree.errors.push(duplicateKeyProblem(tree, doc, e));
     else tree.errors.push({ ...tree.position(e.pos[0]), field: FILE, expected: 'valid YAML', found: firstLine(e.message) });
@@ -65,6 +58,38 @@ export function parseConfigText(text: string, opts: ParseOptions = {}): LoadResu
   const read = readConfig(tree, js, mode);
   if (read === null) return invalid(tree.errors);
   return isolate(tree, read);
+}
+
+/**
+ * The document, as the yaml package's parseDocument makes it, from tokens that stop at
+ * the nesting limit (guard.ts): lexing once serves both the guard and the parser.
+ */
+function parseGuarded(text: string, lexemes: Iterable<string>, lines: LineCounter): Document {
+  const parser = new Parser(lines.addNewLine);
+  // Parser.parse() marks the first line itself; fed token by token, it is ours to mark.
+  lines.addNewLine(0);
+  // Odd keys (a list as a key) are reported as problems; the package's own console warning would only be noise.
+  const composer = new Composer({ uniqueKeys: true, logLevel: 'error' });
+  function* tokens() {
+    for (const lexeme of lexemes) yield* parser.next(lexeme);
+    yield* parser.end();
+  }
+  let doc: Document | null = null;
+  for (const next of composer.compose(tokens(), true, text.length)) {
+    if (doc === null) doc = next;
+    else {
+      doc.errors.push(new YAMLParseError([next.range[0], next.range[1]], 'MULTIPLE_DOCS', 'Source contains multiple documents; please use YAML.parseAllDocuments()'));
+      break;
+    }
+  }
+  // compose(…, forceDoc) always yields one document, an empty one for empty text.
+  if (doc === null) throw new Error('the YAML composer yielded no document');
+  return doc;
+}
+
+function refused(text: string, guard: GuardFailure): LoadResult {
+  const at = guard.offset === null ? { line: 0, column: 0 } : positionIn(text, guard.offset);
+  return invalid([{ ...at, field: FILE, expected: guard.expected, found: guard.found }]);
 }
 
 /** One problem per line: `line 4, column 17: tunnels[0].local_port: expected …, found …`. */

@@ -12,8 +12,13 @@ export class Tree {
   readonly #lines: LineCounter;
   readonly #aliases = new Map<unknown, Node | undefined>();
 
-  constructor(readonly doc: Document, lines: LineCounter) {
+  /**
+   * `props` false: the lexer saw no anchor and no alias in the text (guard.ts), so the
+   * walk that maps aliases to their anchors is skipped (5 ms at 1000 tunnels).
+   */
+  constructor(readonly doc: Document, lines: LineCounter, props = true) {
     this.#lines = lines;
+    if (!props) return;
     // An alias means the last anchor of its name before it. One pass in document
     // order finds them all; Alias.resolve() would walk the whole document per alias.
     const anchors = new Map<string, Node>();

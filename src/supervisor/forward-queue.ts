@@ -2,10 +2,15 @@
 // them (control-command.ts). Forwards asked for together go in one `-O` run; when such
 // a run fails, each of its forwards is tried alone, so that a failure is always that one
 // tunnel's (adding a forward that is already there is a no-op). Cancels go first.
+// Two forwards with the same spec (a tunnel renamed: the old one stops, the new one
+// starts with the same ports and target) are one forward to the master: the newcomer
+// takes over the one the master holds, with no `-O` run and no moment without a
+// listener, and only the last of them to go runs `-O cancel`.
 import { unreachable } from '../unreachable.js';
 import { classifyExit, type Failure } from './classify.js';
 import type { ControlForward, ControlOutcome } from './control-command.js';
 import type { ForwardEnd, ForwardEvents, ForwardHandle } from './connection.js';
+import { MasterHolds, specKey } from './master-holds.js';
 
 export type ForwardPhase = 'waiting' | 'adding' | 'added' | 'cancelling' | 'ended';
 
@@ -43,6 +48,8 @@ const RUNS = 4;
 
 const LOST: Failure = { reason: 'connection_lost', retry: true, probe: null, message: 'connection lost: the shared connection ended' };
 
+const specOf = (f: Forward): string => specKey(f.fwd);
+
 export class ForwardQueue {
   readonly forwards = new Set<Forward>();
   /** Forwards by listening port, where the master's lines about a channel go (channel-owners.ts). */
@@ -50,8 +57,14 @@ export class ForwardQueue {
   private readonly adds: Forward[] = [];
   private readonly cancels: Forward[] = [];
   private inFlight = 0;
+  private readonly holds: MasterHolds;
 
-  constructor(private readonly host: QueueHost) {}
+  constructor(private readonly host: QueueHost) {
+    this.holds = new MasterHolds(() => {
+      const m = host.master();
+      return m.up ? m.attempt : null;
+    });
+  }
 
   /** A new forward, waiting until queueAdd (or ended at once by its caller). */
   create(fwd: ControlForward, port: number, events: ForwardEvents): { forward: Forward; handle: ForwardHandle } {
@@ -77,6 +90,7 @@ export class ForwardQueue {
   endAll(failure: Failure, exit: { code: number | null; signal: string | null } | null): void {
     this.adds.length = 0;
     this.cancels.length = 0;
+    this.holds.clear();
     for (const f of [...this.forwards]) {
       if (f.phase === 'cancelling' || f.cancelAsked) this.end(f, { kind: 'cancelled' });
       // Waiting forwards of a connection being retried end too: their tunnels back off
@@ -90,20 +104,21 @@ export class ForwardQueue {
       case 'waiting': {
         const i = this.adds.indexOf(f);
         if (i >= 0) this.adds.splice(i, 1);
-        this.end(f, { kind: 'cancelled' });
+        // It may have been left the master's forward by a twin that went before it.
+        if (this.holds.has(specOf(f)) && !this.hasTwin(f)) this.queueCancel(f);
+        else this.end(f, { kind: 'cancelled' });
         return;
       }
       case 'adding':
         f.cancelAsked = true;
         return;
       case 'added':
-        if (!this.host.master().up) {
+        // A twin still wants the listener: it stays, and this forward simply ends.
+        if (!this.host.master().up || this.hasTwin(f)) {
           this.end(f, { kind: 'cancelled' });
           return;
         }
-        f.phase = 'cancelling';
-        this.cancels.push(f);
-        this.pump();
+        this.queueCancel(f);
         return;
       case 'cancelling':
       case 'ended':
@@ -121,6 +136,22 @@ export class ForwardQueue {
     same?.delete(f);
     if (same?.size === 0) this.byPort.delete(f.port);
     f.events.ended(end.kind === 'cancelled' && f.failWith !== null ? { kind: 'failed', failure: f.failWith, code: null, signal: null } : end);
+  }
+
+  private queueCancel(f: Forward): void {
+    this.holds.cancelQueued(specOf(f));
+    f.phase = 'cancelling';
+    this.cancels.push(f);
+    this.pump();
+  }
+
+  /** Another forward of the same spec that is, or is about to be, on the master. */
+  private hasTwin(f: Forward): boolean {
+    const key = specOf(f);
+    for (const g of this.byPort.get(f.port) ?? []) {
+      if (g !== f && !g.cancelAsked && (g.phase === 'waiting' || g.phase === 'adding' || g.phase === 'added') && specOf(g) === key) return true;
+    }
+    return false;
   }
 
   private indexed(port: number): Set<Forward> {
@@ -149,6 +180,7 @@ export class ForwardQueue {
         return;
       }
     }
+    if (m.up) this.adoptHeld();
     while (this.inFlight < RUNS && (this.cancels.length > 0 || this.adds.length > 0)) {
       if (this.cancels.length > 0) {
         const batch = this.cancels.splice(0, BATCH);
@@ -156,17 +188,46 @@ export class ForwardQueue {
         void this.runCancels(batch).finally(() => this.done());
         continue;
       }
-      const first = this.adds[0];
-      const batch = first !== undefined && first.alone ? this.adds.splice(0, 1) : this.takeAdds();
+      const batch = this.takeAdds();
+      if (batch.length === 0) return;
       for (const f of batch) f.phase = 'adding';
       this.inFlight++;
       void this.runAdds(batch).finally(() => this.done());
     }
   }
 
+  /** Adds whose spec the master holds already (a twin's) are added without a run, on the next tick. */
+  private adoptHeld(): void {
+    const known = this.adds.filter((f) => this.holds.has(specOf(f)));
+    if (known.length === 0) return;
+    for (const f of known) {
+      this.adds.splice(this.adds.indexOf(f), 1);
+      f.phase = 'adding';
+    }
+    const { pid } = this.host.master();
+    void Promise.resolve().then(() => {
+      for (const f of known) {
+        if (f.phase !== 'adding') continue;
+        f.phase = 'added';
+        if (pid !== null) f.events.added(pid);
+        if (f.cancelAsked) this.cancel(f);
+      }
+    });
+  }
+
+  /** The next run's forwards: one that failed in a batch goes alone; a spec being cancelled waits for the cancel. */
   private takeAdds(): Forward[] {
     const batch: Forward[] = [];
-    while (batch.length < BATCH && this.adds[0] !== undefined && !this.adds[0].alone) batch.push(this.adds.shift()!);
+    for (const f of this.adds) {
+      if (batch.length >= BATCH) break;
+      if (this.holds.cancelPending(specOf(f))) continue;
+      if (f.alone) {
+        if (batch.length === 0) batch.push(f);
+        break;
+      }
+      batch.push(f);
+    }
+    for (const f of batch) this.adds.splice(this.adds.indexOf(f), 1);
     return batch;
   }
 
@@ -188,6 +249,7 @@ export class ForwardQueue {
     if (out.code === 0) {
       for (const f of batch) {
         if (f.phase !== 'adding') continue;
+        this.holds.add(specOf(f));
         f.phase = 'added';
         if (pid !== null) f.events.added(pid);
         if (f.cancelAsked) this.cancel(f);
@@ -218,10 +280,14 @@ export class ForwardQueue {
 
   private async runCancels(batch: Forward[]): Promise<void> {
     const m = this.host.master();
-    if (m.up) {
-      const pid = m.pid;
-      const out = await this.host.control('cancel', batch.map((f) => f.fwd));
-      this.noticeTimeout(out.timedOut, pid);
+    try {
+      if (m.up) {
+        const pid = m.pid;
+        const out = await this.host.control('cancel', batch.map((f) => f.fwd));
+        this.noticeTimeout(out.timedOut, pid);
+      }
+    } finally {
+      for (const f of batch) this.holds.cancelEnded(specOf(f));
     }
     for (const f of batch) this.end(f, { kind: 'cancelled' });
   }

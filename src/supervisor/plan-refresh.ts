@@ -64,8 +64,18 @@ export class PlanRefresh {
   /**
    * Reads the ssh config again for `specs` without holding up other operations; each
    * tunnel still configured as it was takes the answer unless a newer read got there first.
+   * `delayMs` puts the read off: after a reload, its ssh -G processes and the new plans
+   * of every tunnel would otherwise take the two cores while the changed tunnels'
+   * forwards are added and announced, and what it finds only affects probes and next
+   * spawns.
    */
-  rereadInBackground(specs: readonly TunnelSpec[], reason: string): void {
+  rereadInBackground(specs: readonly TunnelSpec[], reason: string, delayMs = 0): void {
+    if (delayMs > 0) {
+      setTimeout(() => {
+        if (!this.d.closed()) this.rereadInBackground(specs, reason);
+      }, delayMs).unref();
+      return;
+    }
     if (specs.length > 0) this.d.log({ event: 'ssh_config_reread', reason, tunnels: specs.length });
     void this.hosts
       .resolve(specs)

@@ -11,6 +11,7 @@ import { diffTunnels } from '../config/diff.js';
 import type { PlanContext } from './plan.js';
 import { Runner, type RunnerDeps } from './runner.js';
 import { PlanRefresh } from './plan-refresh.js';
+import { removalOrder } from './apply-order.js';
 import type { DaemonSshConfigFile } from './ssh-config-file.js';
 import { ptySpawn, type SpawnPty } from './pty-process.js';
 import type { ConnectionPool } from './connection-pool.js';
@@ -30,6 +31,9 @@ export interface SupervisorOptions {
   /** Every line each tunnel's ssh writes, as it comes: where a health watcher reads channel errors (SPEC §5). */
   onSshLine?: (hash: string, line: string) => void;
 }
+
+/** How long after a reload the tunnels it left as they were have their ssh config read again (plan-refresh.ts). */
+const REREAD_AFTER_RELOAD_MS = 250;
 
 /** Made by createSupervisor (supervisor-start.ts) once the state dir is ready and held. */
 export class Supervisor implements SupervisorApi {
@@ -102,23 +106,26 @@ export class Supervisor implements SupervisorApi {
         return this.plans.planOf(spec, fresh);
       };
 
-      await Promise.all(
-        diff.removed.map(async (spec) => {
-          const runner = this.runners.get(spec.hash);
-          this.runners.delete(spec.hash);
-          await runner?.stop();
-        }),
-      );
+      const changedPlans = diff.changed.map(({ after }) => ({ after, plan: planFor(after) }));
+      const addedPlans = diff.added.map((spec) => ({ spec, plan: planFor(spec) }));
+      const leaving = diff.removed.flatMap((spec) => {
+        const runner = this.runners.get(spec.hash);
+        this.runners.delete(spec.hash);
+        return runner === undefined ? [] : [runner];
+      });
+      // Only a removal whose port a new tunnel takes must be over before that one starts.
+      const leave = removalOrder(leaving, (r) => r.currentPlan, [...changedPlans, ...addedPlans].map((c) => c.plan));
+      await Promise.all(leave.before.map((r) => r.stop()));
       // A removed tunnel's wish goes with it: the file would otherwise grow with every
       // edit that changes a hash, and a tunnel added back is a new entry that starts as
       // configured.
       this.desired.forget(diff.removed.map((t) => t.hash));
-      await Promise.all(
-        diff.changed.map(async ({ after }) => {
+      const changing = Promise.all(
+        changedPlans.map(async ({ after, plan }) => {
           const runner = this.runners.get(after.hash);
           if (runner === undefined) return;
           // The next spawn uses the new plan; a restart replaces the child without passing through STOPPED.
-          runner.setPlan(planFor(after));
+          runner.setPlan(plan);
           // A tunnel someone started (an interactive one included) is restarted with
           // the new options: a fresh login, or its host's shared one while that is up.
           if (runner.active && this.desired.get(after.hash) !== 'stopped') await runner.restart();
@@ -126,18 +133,19 @@ export class Supervisor implements SupervisorApi {
           else await runner.stop();
         }),
       );
-      for (const spec of diff.added) {
-        const runner = new Runner(planFor(spec), this.runnerDeps);
+      for (const { spec, plan } of addedPlans) {
+        const runner = new Runner(plan, this.runnerDeps);
         this.runners.set(spec.hash, runner);
         if (this.autoStarts(runner)) runner.start({ restart: false });
         else this.emit({ type: 'status', record: runner.status() });
       }
+      await Promise.all([changing, ...leave.after.map((r) => r.stop())]);
       // Keep the config's order for statuses().
       const order = new Map(tunnels.map((t, i) => [t.hash, i]));
       const sorted = [...this.runners.entries()].sort(([a], [b]) => (order.get(a) ?? 0) - (order.get(b) ?? 0));
       this.runners.clear();
       for (const [h, r] of sorted) this.runners.set(h, r);
-      this.plans.rereadInBackground([...diff.unchanged, ...fresh.reused], 'reload');
+      this.plans.rereadInBackground([...diff.unchanged, ...fresh.reused], 'reload', REREAD_AFTER_RELOAD_MS);
 
       const report: ApplyReport = {
         added: diff.added.map((t) => t.hash),

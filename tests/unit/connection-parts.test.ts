@@ -132,3 +132,120 @@ it('a control socket folder that is ours but open to others is made private (070
   expect(dir).toEqual({ ok: true, value: join(state, 'mux') });
   expect(statSync(join(state, 'mux')).mode & 0o777).toBe(0o700);
 });
+
+describe('ForwardQueue: two forwards of the same spec (a renamed tunnel taking over its predecessor\'s)', () => {
+  const spec = { flag: '-L', value: '127.0.0.1:21000:localhost:22' };
+  const tick = () => new Promise((r) => setTimeout(r, 5));
+  const watch = (queue: ForwardQueue, fwd: { flag: string; value: string }, log: string[], name: string) =>
+    queue.create(fwd, 21000, { line: () => {}, added: () => log.push(`${name} added`), ended: (e) => log.push(`${name} ${e.kind}`) });
+
+  it('the newcomer takes over the forward the master holds with no -O run; only the last one to go runs -O cancel', async () => {
+    const { queue, runs } = fakeQueue(new Set());
+    const log: string[] = [];
+    const old = watch(queue, spec, log, 'old');
+    queue.queueAdd(old.forward);
+    await tick();
+    expect(runs).toEqual([{ op: 'forward', values: [spec.value] }]);
+    const renamed = watch(queue, spec, log, 'new');
+    queue.queueAdd(renamed.forward);
+    old.handle.cancel();
+    await tick();
+    // The master keeps its listener throughout: no cancel, no second add.
+    expect(runs).toEqual([{ op: 'forward', values: [spec.value] }]);
+    expect(log).toEqual(['old added', 'old cancelled', 'new added']);
+    renamed.handle.cancel();
+    await tick();
+    expect(runs).toEqual([{ op: 'forward', values: [spec.value] }, { op: 'cancel', values: [spec.value] }]);
+    expect(log).toEqual(['old added', 'old cancelled', 'new added', 'new cancelled']);
+    expect(queue.forwards.size).toBe(0);
+  });
+
+  it('a forward of the same port with another target is no twin: the old one is cancelled, the new one added', async () => {
+    const { queue, runs } = fakeQueue(new Set());
+    const log: string[] = [];
+    const old = watch(queue, spec, log, 'old');
+    queue.queueAdd(old.forward);
+    await tick();
+    old.handle.cancel();
+    const other = watch(queue, { flag: '-L', value: '127.0.0.1:21000:localhost:23' }, log, 'new');
+    queue.queueAdd(other.forward);
+    await tick();
+    expect(runs.map((r) => r.op)).toEqual(['forward', 'cancel', 'forward']);
+    expect(log).toEqual(['old added', 'old cancelled', 'new added']);
+  });
+
+  it('an add of a spec whose cancel is under way waits for the cancel, then runs: it never rides on a forward about to go', async () => {
+    const { queue, runs } = fakeQueue(new Set());
+    const log: string[] = [];
+    const old = watch(queue, spec, log, 'old');
+    queue.queueAdd(old.forward);
+    await tick();
+    old.handle.cancel();
+    const again = watch(queue, spec, log, 'again');
+    queue.queueAdd(again.forward);
+    await tick();
+    expect(runs.map((r) => r.op)).toEqual(['forward', 'cancel', 'forward']);
+    expect(log).toEqual(['old added', 'old cancelled', 'again added']);
+  });
+
+  it('a twin cancelled before it was added leaves the master\'s forward to be cancelled when it is the last', async () => {
+    const { queue, runs } = fakeQueue(new Set());
+    const log: string[] = [];
+    const old = watch(queue, spec, log, 'old');
+    queue.queueAdd(old.forward);
+    await tick();
+    const renamed = watch(queue, spec, log, 'new');
+    queue.queueAdd(renamed.forward);
+    old.handle.cancel();
+    renamed.handle.cancel();
+    await tick();
+    expect(runs.map((r) => r.op)).toEqual(['forward', 'cancel']);
+    // The newcomer, asked to go while its take-over was under way, goes as the last holder: with a cancel run.
+    expect(log).toEqual(['old added', 'old cancelled', 'new added', 'new cancelled']);
+    expect(queue.forwards.size).toBe(0);
+  });
+
+  it('after the master is gone, nothing is held: the next forward of that spec is added by a run', async () => {
+    const { queue, runs } = fakeQueue(new Set());
+    const log: string[] = [];
+    const old = watch(queue, spec, log, 'old');
+    queue.queueAdd(old.forward);
+    await tick();
+    queue.endAll({ reason: 'connection_lost', retry: true, probe: null, message: 'connection lost' }, null);
+    const next = watch(queue, spec, log, 'next');
+    queue.queueAdd(next.forward);
+    await tick();
+    expect(runs.map((r) => r.op)).toEqual(['forward', 'forward']);
+    expect(log).toEqual(['old added', 'old failed', 'next added']);
+  });
+});
+
+it('ForwardQueue: a new master holds nothing of the old one\'s, even when no loss was reported in between (a reconnect after a stop)', async () => {
+  const runs: string[] = [];
+  let attempt = 1;
+  const queue = new ForwardQueue({
+    master: () => ({ up: true, pid: 40 + attempt, attempt }),
+    lastFailure: () => null,
+    masterLines: () => [],
+    unresponsive: () => {},
+    processState: () => 'S',
+    control: async (op) => {
+      runs.push(op);
+      await Promise.resolve();
+      return { code: 0, lines: [], timedOut: false };
+    },
+  });
+  const fwd = { flag: '-L', value: '127.0.0.1:21001:localhost:22' };
+  const events = (log: string[]) => ({ line: () => {}, added: (pid: number) => log.push(`added ${pid}`), ended: (e: ForwardEnd) => log.push(e.kind) });
+  const log: string[] = [];
+  const first = queue.create(fwd, 21001, events(log));
+  queue.queueAdd(first.forward);
+  await new Promise((r) => setTimeout(r, 5));
+  attempt = 2;
+  const next = queue.create(fwd, 21001, events(log));
+  queue.queueAdd(next.forward);
+  await new Promise((r) => setTimeout(r, 5));
+  // The second forward is added to the new master by a run of its own.
+  expect(runs).toEqual(['forward', 'forward']);
+  expect(log).toEqual(['added 41', 'added 42']);
+});
