@@ -279,6 +279,11 @@ export async function startMockUpstream(options: MockOptions = {}): Promise<Mock
         return void res.end(`${chunk(model, 'only ')}data: [DONE]\n`);
       case 'gz':
         return compressed(a as Encoding, b ?? 'json', model.split(':')[3], req, res);
+      case 'error-head':
+        // An error's head and the start of its body, then silence: only an abort ends it.
+        res.writeHead(Number(a), { 'content-type': 'application/json' });
+        res.write('{"error":');
+        return;
       case 'json-stall':
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
         res.write('{"id":"chatcmpl-mock",');
