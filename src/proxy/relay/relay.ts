@@ -245,7 +245,9 @@ class Relay implements ExchangeSink, RelayHearer {
     const { r } = this;
     const { provider } = r;
     if (this.state.id !== 'waiting') {
-      return this.broken({ status: 502, type: 'upstream_error', code: 'upstream_disconnected', message: `provider "${provider.prefix}" closed the connection before its response was complete` });
+      const broke = (): void => this.broken({ status: 502, type: 'upstream_error', code: 'upstream_disconnected', message: `provider "${provider.prefix}" closed the connection before its response was complete` });
+      // What the decoder still holds of the body goes out first (the whole events in it).
+      return this.decoder === null ? broke() : this.decoder.settle(broke);
     }
     const effect = this.step({ type: 'unreachable' });
     if (effect !== 'decline' && effect !== 'error_answer') return;

@@ -225,7 +225,9 @@ class TranslatedRelay implements ExchangeSink, RelayHearer {
   fail(failure: UpstreamFailure): void {
     const { f } = this;
     if (this.state.id !== 'waiting') {
-      return this.midway({ status: 502, type: 'upstream_error', code: 'upstream_disconnected', message: `provider "${f.provider.prefix}" closed the connection before its response was complete` });
+      const broke = (): void => this.midway({ status: 502, type: 'upstream_error', code: 'upstream_disconnected', message: `provider "${f.provider.prefix}" closed the connection before its response was complete` });
+      // What the decoder still holds of the body goes out first (the whole events in it).
+      return this.decoder === null ? broke() : this.decoder.settle(broke);
     }
     const effect = this.step({ type: 'unreachable' });
     if (effect !== 'decline' && effect !== 'error_answer') return;
