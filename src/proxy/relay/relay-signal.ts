@@ -3,8 +3,9 @@
  * provider finished (the client left, the timer ran out, the request goes on to the
  * next target, the answer broke off) aborts it; the signal's one listener tells the
  * relay's hearer, which stops the timer, ends the upstream exchange and drops the
- * decoder. A relay that completes has nothing left to cancel but its timer: it
- * releases the signal, which tells the hearer the same way, not aborted.
+ * decoder. A relay that completes has nothing to cancel, only its timer to stop: it
+ * releases the signal, which tells the hearer directly, not cancelled (an aborted
+ * signal could not serve the next relay).
  *
  * Pooled, because on Node 20 making an `AbortSignal` is the dear part: about 2.4 µs
  * and an object in dictionary mode for the collector (an `EventTarget` given another
