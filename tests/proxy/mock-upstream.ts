@@ -279,6 +279,11 @@ export async function startMockUpstream(options: MockOptions = {}): Promise<Mock
         return void res.end(`${chunk(model, 'only ')}data: [DONE]\n`);
       case 'gz':
         return compressed(a as Encoding, b ?? 'json', model.split(':')[3], req, res);
+      case 'error-head':
+        // An error's head and the start of its body, then silence: only an abort ends it.
+        res.writeHead(Number(a), { 'content-type': 'application/json' });
+        res.write('{"error":');
+        return;
       case 'json-stall':
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
         res.write('{"id":"chatcmpl-mock",');
@@ -334,8 +339,10 @@ function compressed(encoding: Encoding, kind: string, status: string | undefined
     return void z.end('data: [DONE]\n\n');
   }
   // cut: a whole event, half of the next, then the connection dies.
-  // Cut once the compressed bytes are out (the compressor answers asynchronously).
-  z.write(chunk(model, 'whole ') + chunk(model, 'never whole').slice(0, 40), () => setTimeout(() => res.socket?.destroy(), 50));
+  // Cut as soon as the compressed bytes are out (the compressor answers asynchronously):
+  // the end then reaches the proxy while its decoder, off the main thread too, may
+  // still hold the whole event, which must go out before the error event.
+  z.write(chunk(model, 'whole ') + chunk(model, 'never whole').slice(0, 40), () => setImmediate(() => res.socket?.destroy()));
 }
 
 /**

@@ -46,6 +46,16 @@ describe('aliases and fallback', () => {
     expect(events('proxy_fallback').map((e) => [e.reason, e.status])).toEqual([['status_5xx', 503], ['status_429', 429], ['status_5xx', 500]]);
   });
 
+  it('a target passed over for its 5xx is let go at once: its exchange is aborted, not left to finish its body', async () => {
+    h = await startHarness((base) => ({ providers: { a: { base_url: base }, b: { base_url: base } }, aliases: { m: ['a:error-head:503', 'b:llama3:8b'] } }));
+    const r = await call(h.url, { body: chat('m') });
+    expect(r.status).toBe(200);
+    expect(r.json.model).toBe('llama3:8b');
+    expect(sentModels()).toEqual(['error-head:503', 'llama3:8b']);
+    expect(await h.mock.received[0]!.ended).toBe('client_closed');
+    expect(events('proxy_fallback')[0]).toMatchObject({ provider: 'a', reason: 'status_5xx', status: 503 });
+  });
+
   it('a target that does not answer within its timeout is passed over', async () => {
     h = await startHarness((base) => ({
       providers: { slow: { base_url: base, timeout: 0.2 }, quick: { base_url: base } },

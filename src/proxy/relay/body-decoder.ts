@@ -13,6 +13,12 @@ export interface BodyDecoder {
   write(chunk: Buffer): void;
   /** No more input: `end` (or `error`) follows once the last output is out. */
   end(): void;
+  /**
+   * The input stopped short (the provider's connection broke): what was written is
+   * decoded and handed on, then `then` runs, and no `end` follows. zlib decodes off
+   * the main thread, so without this the last pieces in flight would be lost.
+   */
+  settle(then: () => void): void;
   /** Stops at once; no callback follows. */
   destroy(): void;
 }
@@ -68,6 +74,16 @@ export function createBodyDecoder(name: 'gzip' | 'deflate' | 'br', sink: Decoded
         return;
       }
       stream.end();
+    },
+    settle(then) {
+      if (over || stream === null) return then();
+      const s = stream;
+      s.flush(() => {
+        if (over) return;
+        over = true;
+        s.destroy();
+        then();
+      });
     },
     destroy() {
       over = true;

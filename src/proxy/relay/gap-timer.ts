@@ -10,7 +10,7 @@ import type { Exchange } from './upstream.js';
  *
  * A client that reads slowly is not a silent provider: while the client's side is
  * full the provider is not read (TCP pushes back on it) and the timer ignores the
- * pause. `stop` ends it, on the relay's one way out (relay.ts `settle`).
+ * pause. `stop` ends it, when the relay ends (its signal's hearer: relay-signal.ts).
  */
 export class GapTimer {
   private last = Date.now();

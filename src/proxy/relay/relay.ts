@@ -10,6 +10,7 @@ import { HeldError } from './held-error.js';
 import { KeyScrubber, MIN_MASKED_KEY_LENGTH } from './key-scrub.js';
 import { keyOf } from './provider.js';
 import { next, type HeadVerdict, type RelayEffect, type RelayEvent } from './relay-stages.js';
+import { abortReason, RelaySignal, type RelayHearer } from './relay-signal.js';
 import type { RelayRequest, Settled } from './relay-request.js';
 import { createSseFrames, streamTail, type SseFrames } from './sse-frames.js';
 import { upstreamRequestHeaders } from './upstream-headers.js';
@@ -59,10 +60,11 @@ type State = { id: 'waiting' } | { id: 'streaming'; passing: Passing } | { id: '
  * One relay. A class rather than a closure per step: it is itself the upstream
  * exchange's sink, so a request allocates one object here, not a dozen functions.
  */
-class Relay implements ExchangeSink {
+class Relay implements ExchangeSink, RelayHearer {
   private state: State = { id: 'waiting' };
   private decoder: BodyDecoder | null = null;
   private readonly started = Date.now();
+  private readonly signal = RelaySignal.take(this);
   private readonly timer: GapTimer;
   private readonly exchange: Exchange;
 
@@ -91,18 +93,25 @@ class Relay implements ExchangeSink {
 
   /**
    * The machine's next stage for `event`; the effect is the caller's to perform. The
-   * one way out: a relay that ends stops its timer, and one that ends before its
-   * provider finished also abandons the exchange (which closes that connection). Not
-   * through an AbortSignal: one per relay cost 19 % more CPU per request (BENCHMARKS.md).
+   * one way out: a relay that ends before its provider finished aborts its signal,
+   * one that completes releases it (relay-signal.ts); either way `relayEnded` follows.
    */
   private step(event: RelayEvent): RelayEffect {
     const { stage, effect } = next(this.state, event, this.r.fallible);
     if (stage.id === 'done' && this.state.id !== 'done') {
       this.state = { id: 'done' };
-      this.timer.stop();
-      if (effect !== 'complete') this.exchange.abort();
+      if (effect === 'complete') this.signal.release();
+      else this.signal.abort(abortReason(effect));
     }
     return effect;
+  }
+
+  /** What the relay started ends with it: the timer; and, cancelled, the exchange (which closes that connection) and the decoder. */
+  relayEnded(cancelled: boolean): void {
+    this.timer.stop();
+    if (!cancelled) return;
+    this.exchange.abort();
+    this.decoder?.destroy();
   }
 
   head(status: number, rawHeaders: string[]): void {
@@ -236,7 +245,9 @@ class Relay implements ExchangeSink {
     const { r } = this;
     const { provider } = r;
     if (this.state.id !== 'waiting') {
-      return this.broken({ status: 502, type: 'upstream_error', code: 'upstream_disconnected', message: `provider "${provider.prefix}" closed the connection before its response was complete` });
+      const broke = (): void => this.broken({ status: 502, type: 'upstream_error', code: 'upstream_disconnected', message: `provider "${provider.prefix}" closed the connection before its response was complete` });
+      // What the decoder still holds of the body goes out first (the whole events in it).
+      return this.decoder === null ? broke() : this.decoder.settle(broke);
     }
     const effect = this.step({ type: 'unreachable' });
     if (effect !== 'decline' && effect !== 'error_answer') return;
@@ -284,7 +295,6 @@ class Relay implements ExchangeSink {
     const effect = this.step(event);
     if (effect !== 'error_event' && effect !== 'error_answer') return;
     before?.();
-    this.decoder?.destroy();
     if (state.id === 'holding' || effect === 'error_answer') return sendError(r.res, r.requestId, e, false, r.family);
     if (state.id !== 'streaming') return;
     // What it held back may be the start of the key, cut off: it goes.
@@ -297,7 +307,6 @@ class Relay implements ExchangeSink {
   onClientClose(): void {
     const stage = this.state.id;
     if (this.step({ type: 'client_closed' }) !== 'cancel') return;
-    this.decoder?.destroy();
     if (stage === 'waiting') this.settled({ kind: 'ended' });
     const { r } = this;
     r.log?.({ event: 'proxy_client_closed', request_id: r.requestId, provider: r.provider.prefix, stage: stage === 'waiting' ? 'waiting' : 'relaying', ms: Date.now() - this.started });

@@ -4,6 +4,7 @@ import { sendError, timeoutError, type ProxyError } from '../errors.js';
 import { GapTimer } from '../relay/gap-timer.js';
 import type { RelayRequest, Settled } from '../relay/relay-request.js';
 import { next, type RelayEffect, type RelayEvent } from '../relay/relay-stages.js';
+import { abortReason, RelaySignal, type RelayHearer } from '../relay/relay-signal.js';
 import { HeldError } from '../relay/held-error.js';
 import { holdsKey, MIN_MASKED_KEY_LENGTH, scrubText } from '../relay/key-scrub.js';
 import { keyOf } from '../relay/provider.js';
@@ -40,9 +41,10 @@ type State =
   | { id: 'holding'; status: number; kept: { chunks: Buffer[] } | { held: HeldError } }
   | { id: 'done' };
 
-class TranslatedRelay implements ExchangeSink {
+class TranslatedRelay implements ExchangeSink, RelayHearer {
   private state: State = { id: 'waiting' };
   private decoder: BodyDecoder | null = null;
+  private readonly signal = RelaySignal.take(this);
   private readonly key: string | null;
   private readonly timer: GapTimer;
   private readonly exchange: Exchange;
@@ -76,15 +78,23 @@ class TranslatedRelay implements ExchangeSink {
     return headers;
   }
 
-  /** As relay.ts: the machine's next stage; a relay that ends stops its timer, and abandons the exchange unless its provider finished. */
+  /** As relay.ts: the machine's next stage; a relay that ends early aborts its signal, one that completes releases it (relay/relay-signal.ts). */
   private step(event: RelayEvent): RelayEffect {
     const { stage, effect } = next(this.state, event, this.f.fallible);
     if (stage.id === 'done' && this.state.id !== 'done') {
       this.state = { id: 'done' };
-      this.timer.stop();
-      if (effect !== 'complete') this.exchange.abort();
+      if (effect === 'complete') this.signal.release();
+      else this.signal.abort(abortReason(effect));
     }
     return effect;
+  }
+
+  /** What the relay started ends with it: the timer; and, cancelled, the exchange and the decoder. */
+  relayEnded(cancelled: boolean): void {
+    this.timer.stop();
+    if (!cancelled) return;
+    this.exchange.abort();
+    this.decoder?.destroy();
   }
 
   head(status: number, rawHeaders: string[]): void {
@@ -215,7 +225,9 @@ class TranslatedRelay implements ExchangeSink {
   fail(failure: UpstreamFailure): void {
     const { f } = this;
     if (this.state.id !== 'waiting') {
-      return this.midway({ status: 502, type: 'upstream_error', code: 'upstream_disconnected', message: `provider "${f.provider.prefix}" closed the connection before its response was complete` });
+      const broke = (): void => this.midway({ status: 502, type: 'upstream_error', code: 'upstream_disconnected', message: `provider "${f.provider.prefix}" closed the connection before its response was complete` });
+      // What the decoder still holds of the body goes out first (the whole events in it).
+      return this.decoder === null ? broke() : this.decoder.settle(broke);
     }
     const effect = this.step({ type: 'unreachable' });
     if (effect !== 'decline' && effect !== 'error_answer') return;
@@ -244,7 +256,6 @@ class TranslatedRelay implements ExchangeSink {
     const { state } = this;
     const effect = this.step(event);
     if (effect !== 'error_event' && effect !== 'error_answer') return;
-    this.decoder?.destroy();
     if (state.id !== 'streaming' || effect === 'error_answer') return this.answerError(e);
     this.f.observer.cut();
     this.write(state.stream.fail(e), true);
@@ -253,7 +264,6 @@ class TranslatedRelay implements ExchangeSink {
   onClientClose(): void {
     const stage = this.state.id;
     if (this.step({ type: 'client_closed' }) !== 'cancel') return;
-    this.decoder?.destroy();
     if (stage === 'waiting') this.settled({ kind: 'ended' });
     this.f.log?.({ event: 'proxy_client_closed', request_id: this.f.requestId, provider: this.f.provider.prefix, stage: stage === 'holding' ? 'reading' : stage });
   }
