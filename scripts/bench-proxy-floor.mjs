@@ -1,6 +1,6 @@
 // The floor of scripts/bench-proxy: the least a Node proxy built on the same parts
 // can do per request, run as its own process next to ours. A node:http server that
-// reads the body, drops the `bench:` prefix of the model with a string replace,
+// reads the body, drops the `bench:` (or `anth:`) prefix of the model with a string replace,
 // sends it to the mock through undici's dispatcher with the proxy's pool settings,
 // and relays the status, headers and body back. No checks, routing, timers, records
 // or series: what it costs is Node's HTTP server, undici and the socket writes on this
@@ -20,7 +20,8 @@ const server = http.createServer({ noDelay: true, keepAliveTimeout: 5000 }, (req
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
     // latin1 keeps every byte as it came; the prefix is ASCII.
-    const body = Buffer.from(Buffer.concat(chunks).toString('latin1').replace('"model":"bench:', '"model":"'), 'latin1');
+    const text = Buffer.concat(chunks).toString('latin1');
+    const body = Buffer.from(text.replace(text.includes('"model":"anth:') ? '"model":"anth:' : '"model":"bench:', '"model":"'), 'latin1');
     // The body is passed on as it arrives (an event stream too); a body that comes in one piece leaves with the head.
     let length = -1;
     agent.dispatch(
