@@ -63,4 +63,23 @@ describe.each<Listener>(['proxy', 'daemon'])('Server-Timing on the %s listener',
     expect(text).toMatch(/proxy_overhead_seconds_count\{provider="dead",endpoint="\/chat\/completions"\} 1\n/);
     expect(text).toMatch(/proxy_overhead_seconds_count\{provider="none",endpoint="\/chat\/completions"\} 1\n/);
   });
+
+  it('on translated answers too (Messages to a chat provider): whole, after a provider that waited, and streamed', async () => {
+    h = await startHarness((base) => ({ providers: { mock: { base_url: base } } }), {}, listener);
+    const url = h.url;
+    const messages = (model: string, extra: Record<string, unknown> = {}) => JSON.stringify({ model, max_tokens: 8, messages: [{ role: 'user', content: 'hi' }], ...extra });
+    const whole = await timed(() => call(url, { path: '/v1/messages', body: messages('mock:llama3:8b') }));
+    const slow = await timed(() => call(url, { path: '/v1/messages', body: messages('mock:slow:150') }));
+    expect(slow.dur).toBeLessThanOrEqual(slow.ms - 150);
+    const t0 = performance.now();
+    const streamed = await call(url, { path: '/v1/messages', body: messages('mock:stream:3:20', { stream: true }) });
+    const streamMs = performance.now() - t0;
+    expect(streamed.text).toContain('event: message_stop');
+    const streamDur = proxyDur(streamed.headers['server-timing'] as string | undefined);
+    expect(streamDur).toBeLessThan(streamMs - 40);
+    for (const t of [whole, slow, { dur: streamDur, ms: streamMs }]) {
+      expect(t.dur).toBeGreaterThanOrEqual(0);
+      expect(t.dur).toBeLessThan(t.ms);
+    }
+  });
 });

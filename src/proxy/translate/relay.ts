@@ -1,6 +1,7 @@
 import { bodyEncoding } from '../request/body-encoding.js';
 import { createBodyDecoder, type BodyDecoder } from '../relay/body-decoder.js';
 import { sendError, timeoutError, type ProxyError } from '../errors.js';
+import { serverTiming, upstreamWaitEnded, upstreamWaitStarted } from '../observe/server-timing.js';
 import { GapTimer } from '../relay/gap-timer.js';
 import type { RelayRequest, Settled } from '../relay/relay-request.js';
 import { next, type RelayEffect, type RelayEvent } from '../relay/relay-stages.js';
@@ -57,6 +58,7 @@ class TranslatedRelay implements ExchangeSink, RelayHearer {
     this.key = keyOf(f.provider);
     this.timer = new GapTimer(f.provider.timeoutMs, () => this.onTimeout());
     f.observer.watch(this);
+    upstreamWaitStarted(f.res);
     // The client's query string belongs to the client's API (`?beta=true`), not the provider's: it stays here.
     this.exchange = f.pool.request(
       f.provider.origin,
@@ -102,6 +104,7 @@ class TranslatedRelay implements ExchangeSink, RelayHearer {
     const { contentType, contentEncoding } = relayHeaders(rawHeaders);
     const encoding = bodyEncoding(contentEncoding);
     const sse = status < 400 && contentType !== undefined && /^\s*text\/event-stream/i.test(contentType);
+    upstreamWaitEnded(f.res);
     const effect = this.step({ type: 'head', retryable: status === 429 || status >= 500, verdict: encoding.kind === 'opaque' ? 'refuse' : sse ? 'stream' : 'hold' });
     if (effect === 'decline') return this.settled({ kind: 'declined', why: { kind: 'status', status, rawHeaders } });
     if (effect !== 'error_answer' && effect !== 'pass_head' && effect !== 'hold') return;
@@ -118,6 +121,8 @@ class TranslatedRelay implements ExchangeSink, RelayHearer {
       return;
     }
     this.state = { id: 'holding', status, kept: status >= 400 ? { held: new HeldError(status, rawHeaders) } : { chunks: [] } };
+    // A whole answer is translated once it has all come: until then the time is the provider's.
+    upstreamWaitStarted(f.res);
   }
 
   data(chunk: Buffer): void {
@@ -162,6 +167,7 @@ class TranslatedRelay implements ExchangeSink, RelayHearer {
       return;
     }
     if (state.id !== 'holding' || this.step({ type: 'end' }) !== 'complete') return;
+    upstreamWaitEnded(this.f.res);
     const { status, kept } = state;
     if ('held' in kept) {
       const { held } = kept;
@@ -205,9 +211,12 @@ class TranslatedRelay implements ExchangeSink, RelayHearer {
     return key !== null && key.length >= MIN_MASKED_KEY_LENGTH && holdsKey(Buffer.from(text), key) ? scrubText(text, key) : text;
   }
 
+  /** The head of a translated answer, written now: its Server-Timing is the proxy's time so far (translation included, the provider's waits not). */
   private headers(contentType: string, more: string[]): string[] {
     const h = ['content-type', contentType, 'x-request-id', this.f.requestId, ...more];
     if (this.t.dropped.length > 0) h.push('x-tunnel-manager-dropped', this.t.dropped.join(','));
+    const timing = serverTiming(this.f.res);
+    if (timing !== null) h.push('server-timing', timing);
     return h;
   }
 
