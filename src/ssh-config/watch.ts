@@ -2,6 +2,7 @@
 // Port, HostName, ProxyJump) counts without a daemon restart (SPEC §5). Which files
 // count comes from `ssh -v -G` itself (configSources), so Include, Match and globs
 // are ssh's business, not ours.
+import type { Stats } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
 
@@ -16,29 +17,36 @@ export interface SshConfigWatcher {
 }
 
 /**
- * Calls `onChange` after a watched file is changed, replaced, created or deleted, or
- * a file appears in or leaves a watched folder. Folders are watched rather than files:
- * editors save by rename, and a file may not exist yet.
+ * Calls `onChange` (with the paths that changed in the burst) after a watched file is changed, replaced, created or deleted, or
+ * a regular file appears in a watched folder (an Include's). Folders are watched rather
+ * than files: editors save by rename, and a file may not exist yet.
  */
-export function watchSshConfig(onChange: () => void, onError: (e: Error) => void, debounceMs = SSH_CONFIG_DEBOUNCE_MS): SshConfigWatcher {
+export function watchSshConfig(onChange: (paths: readonly string[]) => void, onError: (e: Error) => void, debounceMs = SSH_CONFIG_DEBOUNCE_MS): SshConfigWatcher {
+  let pending: string[] = [];
   let files = new Set<string>();
   let folders = new Set<string>();
   let watched = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
   const stop = new AbortController();
-  const watcher: FSWatcher = watch([], { ignoreInitial: true, depth: 0, persistent: false });
+  const watcher: FSWatcher = watch([], { ignoreInitial: true, depth: 0, persistent: false, alwaysStat: true });
 
-  const relevant = (event: string, path: string): boolean => {
+  const relevant = (event: string, path: string, stats: Stats | undefined): boolean => {
     const p = resolve(path);
+    // A file ssh read: changed, replaced or gone.
     if (files.has(p)) return true;
-    // In a folder of an Include glob, a new or removed file may change what it matches.
-    return (event === 'add' || event === 'unlink') && folders.has(dirname(p));
+    // A new file in the folder of an Include may be one its glob matches. Only a regular
+    // file: ssh's own control sockets, often kept in ~/.ssh, come and go all day. (A file
+    // that leaves, if it mattered, was one ssh read, above.)
+    return event === 'add' && folders.has(dirname(p)) && (stats === undefined || stats.isFile());
   };
-  watcher.on('all', (event, path) => {
-    if (stop.signal.aborted || !relevant(event, path)) return;
+  watcher.on('all', (event, path, stats) => {
+    if (stop.signal.aborted || !relevant(event, path, stats)) return;
+    pending.push(resolve(path));
     clearTimeout(timer);
     timer = setTimeout(() => {
-      if (!stop.signal.aborted) onChange();
+      const paths = pending;
+      pending = [];
+      if (!stop.signal.aborted) onChange(paths);
     }, debounceMs);
   });
   watcher.on('error', (e) => onError(e instanceof Error ? e : new Error(String(e))));

@@ -226,8 +226,14 @@ export class HostViews {
     const hops = this.reachableHops();
     const files = new Set<string>(this.userConfigFiles);
     const folders = new Set<string>();
+    const own = new Set(this.userConfigFiles);
     for (const view of [...[...this.views.values()].map((v) => v.view), ...hops.values()]) {
-      for (const f of view?.sources.files ?? []) files.add(f);
+      // A file ssh read besides the config itself came from an Include, whose glob may
+      // match a file added to its folder later; one that matched nothing yet likewise.
+      for (const f of view?.sources.files ?? []) {
+        files.add(f);
+        if (!own.has(f)) folders.add(dirname(f));
+      }
       for (const p of view?.sources.emptyIncludes ?? []) folders.add(dirname(p));
     }
     this.watcher.watch([...files], [...folders]);

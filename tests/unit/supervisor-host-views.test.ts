@@ -44,7 +44,12 @@ function gatedReader() {
 
 function fakeWatcher() {
   const watched: string[][] = [];
-  return { watched, watcher: { watch: (files: readonly string[]) => void watched.push([...files].sort()), close: async () => {} } };
+  const folders: string[][] = [];
+  const watch = (files: readonly string[], dirs: readonly string[]) => {
+    watched.push([...files].sort());
+    folders.push([...dirs].sort());
+  };
+  return { watched, folders, watcher: { watch, close: async () => {} } };
 }
 
 describe('host views (ssh -G rounds)', () => {
@@ -82,13 +87,15 @@ describe('host views (ssh -G rounds)', () => {
 
   it('watches the files behind every configured tunnel, plus the user config, even after reading only one', async () => {
     const g = gatedReader();
-    const { watcher, watched } = fakeWatcher();
+    const { watcher, watched, folders } = fakeWatcher();
     const configured = [spec('a', 'alpha'), spec('b', 'beta')];
     const views = new HostViews(g.read, watcher, ['/home/u/.ssh/config'], () => configured, () => {});
     const all = views.resolve(configured);
     await g.releaseAll();
     await all;
     expect(watched.at(-1)).toEqual(['/cfg/alpha', '/cfg/beta', '/home/u/.ssh/config']);
+    // The files besides the config came from an Include: a file added to their folder may match its glob.
+    expect(folders.at(-1)).toEqual(['/cfg']);
     const one = views.resolve([configured[0]!]);
     await g.releaseAll();
     await one;
