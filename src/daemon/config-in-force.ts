@@ -1,3 +1,5 @@
+import { stat } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { formatProblem, loadConfigFile } from '../config/load.js';
 import { EMPTY_CONFIG, type Config, type LoadResult } from '../config/types.js';
 import type { SupervisorApi } from '../supervisor/types.js';
@@ -14,7 +16,12 @@ export interface ConfigInForceOptions {
   supervisor: SupervisorApi;
   log: (entry: Record<string, unknown>) => void;
   now?: () => Date;
+  /** How long an empty file must stay empty before it stops the tunnels (see settledLoad). */
+  emptySettleMs?: number;
 }
+
+/** At least the config watcher's debounce, so that a writer's truncate and write are one event to it. */
+const EMPTY_SETTLE_MS = 250;
 
 export interface ConfigInForce extends EngineApi {
   /** The config in force: the tunnels the supervisor was last given, and the proxy section. */
@@ -57,9 +64,25 @@ export function createConfigInForce(opts: ConfigInForceOptions): ConfigInForce {
     left_out: health.rejected.length,
   });
 
+  /**
+   * The file as loaded, unless it is empty while tunnels run: a file is empty for a moment
+   * whenever it is rewritten in place (truncated, then written), and a reload that falls
+   * in that moment (SIGHUP, the watcher's at-once read of a renamed file that its writer
+   * then rewrote) would stop every tunnel. An empty file is taken once it stayed empty.
+   */
+  async function settledLoad(): Promise<LoadResult> {
+    const load = await loadConfigFile(opts.configPath, { mode: opts.mode });
+    if (load.kind !== 'ok' || load.config.tunnels.length > 0 || current.tunnels.length === 0) return load;
+    const size = await stat(opts.configPath).then((s) => s.size, () => -1);
+    // Written since (or a file that says "no tunnels" in so many words): read as it is now.
+    if (size !== 0) return loadConfigFile(opts.configPath, { mode: opts.mode });
+    await sleep(opts.emptySettleMs ?? EMPTY_SETTLE_MS);
+    return loadConfigFile(opts.configPath, { mode: opts.mode });
+  }
+
   async function reloadOnce(): Promise<ReloadRecord> {
     const at = now().toISOString();
-    const load: LoadResult = await loadConfigFile(opts.configPath, { mode: opts.mode });
+    const load: LoadResult = await settledLoad();
     let record: ReloadRecord;
     switch (load.kind) {
       case 'missing':

@@ -104,6 +104,26 @@ describe('the daemon applies a file with problems without stopping or changing a
     expect(engine.configHealth()).toMatchObject({ valid: true, applied: 'all', held: [], rejected: [] });
   });
 
+  test('a file caught empty while it is rewritten in place stops nothing; one that stays empty is applied', async () => {
+    const engine = createConfigInForce({ configPath: path, mode: 'default', supervisor, log: () => {}, emptySettleMs: 1000 });
+    const full = `tunnels:\n${entry('a', 1)}${entry('b', 2)}`;
+    await writeFile(path, full);
+    await engine.reload();
+    // Truncated (the first half of a rewrite in place) when the reload reads it; written while it waits.
+    await writeFile(path, '');
+    const rewritten = new Promise<void>((resolve) => setTimeout(() => void writeFile(path, full).then(resolve), 20));
+    const r = await engine.reload();
+    await rewritten;
+    expect(r).toMatchObject({ ok: true, removed: [] });
+    expect(engine.tunnels().map((t) => t.name)).toEqual(['a', 'b']);
+    expect(applied.every((set) => set.length === 2)).toBe(true);
+    // Emptied on purpose: once it stayed empty, every tunnel stops.
+    await writeFile(path, '');
+    const emptied = await engine.reload();
+    expect(emptied.removed).toHaveLength(2);
+    expect(engine.tunnels()).toEqual([]);
+  });
+
   test('a new entry that would listen where a kept tunnel listens waits, reported, until the file has no problems', async () => {
     const engine = createConfigInForce({ configPath: path, mode: 'default', supervisor, log: () => {} });
     await writeFile(path, `tunnels:\n${entry('a', 1)}`);
