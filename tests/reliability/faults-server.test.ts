@@ -88,8 +88,12 @@ describe('ssh child and server faults', () => {
       expect(after.filter((e) => e.data.status === 'RUNNING' && e.data.pid === before.pid)).toEqual([]);
 
       // Both tunnels go to one host with the same options: one shared connection (SPEC §14), one ssh.
+      // The other tunnel on the killed master comes back on the new one (its forward added after bring's, maybe).
+      const expose = await d.waitFor('expose RUNNING on the new master', async () => {
+        const e = await statusOf(d, 'expose');
+        return e.status === 'RUNNING' && e.pid !== before.pid ? e : undefined;
+      }, RESTART_BOUND_MS + 5_000);
       const kids = sshChildren(d.dir);
-      const expose = await statusOf(d, 'expose');
       expect(expose.pid).toBe(record.pid);
       expect(kids).toEqual([record.pid]);
       expect(childrenOf(d.child.pid!).filter((p) => kids.includes(p)).length).toBe(1);
