@@ -20,7 +20,7 @@ import { checkSshDir, showPathUnder } from './check/ssh-dir.js';
 import { loadConfigFile } from './config/load.js';
 import { watchConfig } from './config/watch.js';
 import { runMigrate } from './migrate/index.js';
-import { createLog, type Log } from './daemon/log.js';
+import { batchLines, createLog, type Log } from './daemon/log.js';
 import { startDaemon } from './daemon/serve.js';
 import { daemonSettings, panelSettings, proxySettings, type Account, type Flags } from './settings.js';
 import { startPanel } from './panel/index.js';
@@ -32,7 +32,23 @@ import { packageVersion } from './version.js';
 const EXIT_USAGE = 2;
 const SHUTDOWN_LIMIT_MS = 15_000;
 
-const log: Log = createLog((line) => process.stderr.write(line));
+/**
+ * Everything this program writes to stderr, its log lines and its messages alike, in
+ * one queue (their order kept), written once per turn of the event loop (log.ts).
+ * What is queued is written on exit, and before a SIGTERM or SIGINT that comes before
+ * the command has its own handler (onShutdown) ends the process as it would have.
+ */
+const stderr = batchLines((text) => process.stderr.write(text));
+process.on('exit', stderr.flush);
+const flushThenDie = (signal: NodeJS.Signals) => {
+  stderr.flush();
+  process.removeListener(signal, flushThenDie);
+  process.kill(process.pid, signal);
+};
+process.on('SIGTERM', flushThenDie);
+process.on('SIGINT', flushThenDie);
+
+const log: Log = createLog(stderr.write);
 
 function account(): Account {
   let home = homedir();
@@ -60,11 +76,11 @@ function settingsOrExit<T extends { warnings: string[] }>(r: Result<T, string[]>
   if (r.ok) {
     for (const w of r.value.warnings) {
       if (how === 'log') log({ event: 'setting_warning', warning: w });
-      else process.stderr.write(`tunnel-manager: warning: ${w}\n`);
+      else stderr.write(`tunnel-manager: warning: ${w}\n`);
     }
     return r.value;
   }
-  for (const p of r.error) process.stderr.write(`tunnel-manager: ${p}\n`);
+  for (const p of r.error) stderr.write(`tunnel-manager: ${p}\n`);
   process.exitCode = EXIT_USAGE;
   return null;
 }
@@ -96,6 +112,8 @@ function onShutdown(close: () => Promise<void>): void {
         log({ event: 'stopped', exit_code: code });
       });
   };
+  process.removeListener('SIGTERM', flushThenDie);
+  process.removeListener('SIGINT', flushThenDie);
   process.on('SIGTERM', () => stop('SIGTERM', 0));
   process.on('SIGINT', () => stop('SIGINT', 0));
   // A bug must not leave ssh children behind: shut down in order, then exit non-zero.
@@ -119,7 +137,7 @@ async function sshDirUsable(sshConfigPath: string | null): Promise<boolean> {
   const found = await checkSshDir(dir, sshConfigPath, process.getuid?.() ?? 0, showPathUnder(dir, undefined));
   for (const w of found.warned) log({ event: 'ssh_dir_warning', where: w.where, warning: w.what, fix: w.fix });
   if (found.refused.length === 0) return true;
-  process.stderr.write(`tunnel-manager: the SSH directory ${dir} is not usable (ssh refuses these):\n${found.refused.map(formatProblem).join('\n')}\n`);
+  stderr.write(`tunnel-manager: the SSH directory ${dir} is not usable (ssh refuses these):\n${found.refused.map(formatProblem).join('\n')}\n`);
   process.exitCode = 1;
   return false;
 }
@@ -134,7 +152,7 @@ async function serve(flags: Flags): Promise<void> {
     // The usual daemon convention: SIGHUP reads the config file again now.
     process.on('SIGHUP', () => void daemon.engine.reload().catch((e: unknown) => log({ event: 'reload_failed', error: String(e) })));
   } catch (e) {
-    process.stderr.write(`tunnel-manager: ${e instanceof Error ? e.message : String(e)}\n`);
+    stderr.write(`tunnel-manager: ${e instanceof Error ? e.message : String(e)}\n`);
     process.exitCode = 1;
   }
 }
@@ -147,7 +165,7 @@ async function panel(flags: Flags): Promise<void> {
     log({ event: 'panel_started', listen: `${settings.listen.host}:${running.port}`, config: settings.configPath, api: settings.apiUrl });
     onShutdown(running.close);
   } catch (e) {
-    process.stderr.write(`tunnel-manager panel: ${e instanceof Error ? e.message : String(e)}\n`);
+    stderr.write(`tunnel-manager panel: ${e instanceof Error ? e.message : String(e)}\n`);
     process.exitCode = 1;
   }
 }
@@ -182,7 +200,7 @@ async function proxy(flags: Flags): Promise<void> {
     });
   } catch (e) {
     await watcher?.close().catch(() => undefined);
-    process.stderr.write(`tunnel-manager proxy: ${e instanceof Error ? e.message : String(e)}\n`);
+    stderr.write(`tunnel-manager proxy: ${e instanceof Error ? e.message : String(e)}\n`);
     process.exitCode = 1;
   }
 }
@@ -198,6 +216,8 @@ async function check(flags: Flags): Promise<void> {
     mode: settings.mode,
     ...(process.env.SSH_DIR_HOST ? { hostSshDir: process.env.SSH_DIR_HOST } : {}),
   });
+  // Its stdout after what it has told stderr so far, as when both go to one terminal.
+  stderr.flush();
   process.stdout.write(formatReport(report));
   process.exitCode = checkExitCode(report);
 }
@@ -206,8 +226,9 @@ async function migrateCommand(flags: Flags & { write?: boolean }): Promise<void>
   const settings = settingsOrExit(daemonSettings({ ...flags, listen: undefined }, { ...process.env, TUNNEL_API_LISTEN: undefined }, account()), 'text');
   if (!settings) return;
   const r = await runMigrate({ configPath: settings.configPath, write: flags.write === true });
+  stderr.flush();
   process.stdout.write(r.out);
-  process.stderr.write(r.err);
+  stderr.write(r.err);
   process.exitCode = r.code;
 }
 
@@ -255,13 +276,13 @@ function main(argv: string[]): void {
     const name = cli.matchedCommandName;
     if (cli.options.help || cli.options.version) return;
     if (cli.matchedCommand === undefined && cli.args.length > 0) {
-      process.stderr.write(`tunnel-manager: unknown command ${JSON.stringify(name ?? cli.args[0])}; see tunnel-manager --help\n`);
+      stderr.write(`tunnel-manager: unknown command ${JSON.stringify(name ?? cli.args[0])}; see tunnel-manager --help\n`);
       process.exitCode = EXIT_USAGE;
       return;
     }
     void cli.runMatchedCommand();
   } catch (e) {
-    process.stderr.write(`tunnel-manager: ${e instanceof Error ? e.message : String(e)}; see tunnel-manager --help\n`);
+    stderr.write(`tunnel-manager: ${e instanceof Error ? e.message : String(e)}; see tunnel-manager --help\n`);
     process.exitCode = EXIT_USAGE;
   }
 }

@@ -1,0 +1,87 @@
+// The log as `tunnel-manager proxy` writes it: its lines are gathered into one write
+// per turn of the event loop (src/daemon/log.ts), so these check that none is lost,
+// torn or reordered by that: concurrent requests each get exactly one whole
+// `proxy_request` line, and a SIGTERM right after the last answer still finds every
+// line on stderr, then `shutdown` and `stopped` last.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { batchLines } from '../../src/daemon/log.js';
+import { startMockUpstream, type MockUpstream } from '../proxy/mock-upstream.js';
+import { MAIN, port } from './daemon-harness.js';
+
+let upstream: MockUpstream;
+let dir: string;
+
+beforeAll(async () => {
+  upstream = await startMockUpstream();
+  dir = mkdtempSync(join(tmpdir(), 'tm-proxy-log-'));
+});
+
+afterAll(async () => {
+  await upstream.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('batchLines', () => {
+  it('writes what one turn queued in one write, in order, and flushes on demand', () => {
+    const writes: string[] = [];
+    const turns: (() => void)[] = [];
+    const b = batchLines((t) => writes.push(t), (run) => turns.push(run));
+    b.write('a\n');
+    b.write('b\n');
+    expect(writes).toEqual([]);
+    expect(turns).toHaveLength(1);
+    turns.shift()?.();
+    expect(writes).toEqual(['a\nb\n']);
+    b.write('c\n');
+    b.flush();
+    expect(writes).toEqual(['a\nb\n', 'c\n']);
+    // The turn's own flush finds nothing left and writes nothing.
+    turns.shift()?.();
+    expect(writes).toHaveLength(2);
+  });
+});
+
+describe('tunnel-manager proxy', () => {
+  it('writes one whole line per request, every one of them before it stops on SIGTERM', async () => {
+    const p = await port();
+    writeFileSync(join(dir, 'config.yaml'), `proxy:\n  providers:\n    direct:\n      base_url: ${upstream.baseUrl}\n`);
+    const child = spawn(process.execPath, [MAIN, 'proxy', '--config', join(dir, 'config.yaml'), '--listen', `127.0.0.1:${p}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const seen = () => (stderr.includes('"event":"proxy_started"') ? resolve() : undefined);
+        child.stderr.on('data', seen);
+        void exited.then(() => reject(new Error(`tunnel-manager proxy exited:\n${stderr}`)));
+      });
+      const ask = async (i: number) => {
+        const res = await fetch(`http://127.0.0.1:${p}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-request-id': `log-line-${i}` },
+          body: JSON.stringify({ model: 'direct:m', messages: [{ role: 'user', content: 'hi' }] }),
+        });
+        expect(res.status).toBe(200);
+        await res.text();
+      };
+      // Three waves of 20 at once: several lines come due in one turn.
+      for (let wave = 0; wave < 3; wave++) await Promise.all(Array.from({ length: 20 }, (_, i) => ask(wave * 20 + i)));
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+    }
+    const lines = stderr.split('\n');
+    expect(lines.pop()).toBe('');
+    const entries = lines.map((l) => JSON.parse(l) as { event: string; request_id?: string; status?: number });
+    const requests = entries.filter((e) => e.event === 'proxy_request');
+    expect(requests.map((e) => e.request_id).sort()).toEqual(Array.from({ length: 60 }, (_, i) => `log-line-${i}`).sort());
+    expect(requests.every((e) => e.status === 200)).toBe(true);
+    expect(entries.map((e) => e.event).slice(-2)).toEqual(['shutdown', 'stopped']);
+    expect(entries[0]?.event).toBe('proxy_config');
+  });
+});
