@@ -58,13 +58,15 @@ export async function startDaemon(settings: DaemonSettings, log: Log, env: NodeJ
       env,
       log,
       metrics: proxyMetrics,
+      // The supervisor's tunnels, not the config in force: during a reload its new tunnels
+      // run (and say RUNNING) before the reload is done and the config in force follows.
       tunnel(name) {
-        const end = localEndOf(engine.tunnels(), settings.mode, name);
+        const end = localEndOf(supervisor.tunnels(), settings.mode, name);
         const s = end ? supervisor.status(end.hash) : undefined;
         return end && s ? { state: s.status, localHost: end.host, localPort: end.port } : undefined;
       },
       tunnelForLocalEndpoint(host, port) {
-        const t = tunnelListeningOn(engine.tunnels(), settings.mode, host, port);
+        const t = tunnelListeningOn(supervisor.tunnels(), settings.mode, host, port);
         const s = t ? supervisor.status(t.hash) : undefined;
         return t && s ? { name: t.name, hash: t.hash, status: s.status } : undefined;
       },

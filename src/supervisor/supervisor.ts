@@ -162,6 +162,10 @@ export class Supervisor implements SupervisorApi {
     return [...this.runners.values()].map((r) => r.status());
   }
 
+  tunnels(): TunnelSpec[] {
+    return [...this.runners.values()].map((r) => r.spec);
+  }
+
   status(hash: string): StatusRecord | undefined {
     return this.runners.get(hash)?.status();
   }

@@ -52,6 +52,8 @@ export interface SupervisorApi {
   /** Diff by hash and apply: start added (unless stopped by hand), stop removed, leave the rest alone. */
   apply(tunnels: readonly TunnelSpec[]): Promise<ApplyReport>;
   statuses(): StatusRecord[];
+  /** The tunnels supervised now (during a reload, already the new ones it has taken on), in the config's order. */
+  tunnels(): TunnelSpec[];
   status(hash: string): StatusRecord | undefined;
   /** Sets desired=started and starts it now (also out of FAILED). Resolves once the child is spawned or scheduled. */
   start(hash: string): Promise<StatusRecord>;

@@ -106,6 +106,7 @@ export class FakeEngine implements EngineApi {
       return this.specs.map((s) => this.records.get(s.hash) as StatusRecord);
     },
     status: (hash) => this.records.get(hash),
+    tunnels: () => [...this.specs],
     attach: async () => ({ ok: false, error: { reason: 'not_interactive', message: 'the fake engine has no terminals' } }),
     start: async (hash) => {
       this.guard();
