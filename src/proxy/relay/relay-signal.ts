@@ -57,6 +57,15 @@ export class RelaySignal {
     return s;
   }
 
+  /**
+   * The relay's machine reached its end with `effect` (relay-stages.ts): one that
+   * completed releases the signal, any other ended early and aborts it with the reason.
+   */
+  end(effect: RelayEffect): void {
+    if (effect === 'complete') this.release();
+    else this.abort(abortReason(effect));
+  }
+
   /** The relay ended before its provider finished (`reason`: how). The signal is spent. */
   abort(reason: Error): void {
     this.controller.abort(reason);

@@ -10,7 +10,7 @@ import { HeldError } from './held-error.js';
 import { KeyScrubber, MIN_MASKED_KEY_LENGTH } from './key-scrub.js';
 import { keyOf } from './provider.js';
 import { next, type HeadVerdict, type RelayEffect, type RelayEvent } from './relay-stages.js';
-import { abortReason, RelaySignal, type RelayHearer } from './relay-signal.js';
+import { RelaySignal, type RelayHearer } from './relay-signal.js';
 import type { RelayRequest, Settled } from './relay-request.js';
 import { createSseFrames, streamTail, type SseFrames } from './sse-frames.js';
 import { upstreamRequestHeaders } from './upstream-headers.js';
@@ -100,8 +100,7 @@ class Relay implements ExchangeSink, RelayHearer {
     const { stage, effect } = next(this.state, event, this.r.fallible);
     if (stage.id === 'done' && this.state.id !== 'done') {
       this.state = { id: 'done' };
-      if (effect === 'complete') this.signal.release();
-      else this.signal.abort(abortReason(effect));
+      this.signal.end(effect);
     }
     return effect;
   }

@@ -5,7 +5,7 @@ import { serverTiming, upstreamWaitEnded, upstreamWaitStarted } from '../observe
 import { GapTimer } from '../relay/gap-timer.js';
 import type { RelayRequest, Settled } from '../relay/relay-request.js';
 import { next, type RelayEffect, type RelayEvent } from '../relay/relay-stages.js';
-import { abortReason, RelaySignal, type RelayHearer } from '../relay/relay-signal.js';
+import { RelaySignal, type RelayHearer } from '../relay/relay-signal.js';
 import { HeldError } from '../relay/held-error.js';
 import { holdsKey, MIN_MASKED_KEY_LENGTH, scrubText } from '../relay/key-scrub.js';
 import { keyOf } from '../relay/provider.js';
@@ -85,8 +85,7 @@ class TranslatedRelay implements ExchangeSink, RelayHearer {
     const { stage, effect } = next(this.state, event, this.f.fallible);
     if (stage.id === 'done' && this.state.id !== 'done') {
       this.state = { id: 'done' };
-      if (effect === 'complete') this.signal.release();
-      else this.signal.abort(abortReason(effect));
+      this.signal.end(effect);
     }
     return effect;
   }
