@@ -21,7 +21,7 @@ import {
 } from './connection-phase.js';
 import type { ControlForward, RunControl } from './control-command.js';
 import { ForwardQueue } from './forward-queue.js';
-import type { Probe, ProbeTarget } from './probe.js';
+import type { Probe } from './probe.js';
 import { LineRing } from './ring.js';
 import { ChannelOwners } from './channel-owners.js';
 import type { SpawnSpacer } from './spacing.js';
@@ -243,7 +243,7 @@ export class ConnectionRunner {
         this.tokens.timer(clock, e.token, e.at, () => this.dispatch(e.event));
         return;
       case 'probe':
-        void this.runProbe(e.token, e.at, e.target);
+        this.tokens.probe(clock, this.deps.probe, e.token, e.at, e.target, (ok) => this.dispatch({ type: 'probe-result', wait: e.token, ok }));
         return;
       case 'cancel':
         this.tokens.cancel(e.token);
@@ -274,13 +274,5 @@ export class ConnectionRunner {
     const port = this.owners.portOf(line);
     if (port !== null) for (const f of this.forwards.byPort.get(port) ?? []) f.events.line(line);
     else if (keepInLog(line)) for (const f of this.forwards.forwards) f.events.line(line);
-  }
-
-  private async runProbe(token: number, at: number, target: ProbeTarget): Promise<void> {
-    const { clock, probe } = this.deps;
-    const signal = this.tokens.signal(token);
-    if (!(await clock.sleep(at - clock.now(), signal))) return;
-    const up = await probe(target, signal);
-    if (!signal.aborted) this.dispatch({ type: 'probe-result', wait: token, ok: up });
   }
 }

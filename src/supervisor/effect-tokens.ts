@@ -1,4 +1,5 @@
 import type { Clock } from './clock.js';
+import type { Probe, ProbeTarget } from './probe.js';
 
 /**
  * The cancellation tokens of a pure state machine's effects (the tunnel's and the
@@ -28,5 +29,15 @@ export class EffectTokens {
     void clock.sleep(at - clock.now(), this.signal(id)).then((elapsed) => {
       if (elapsed) fire();
     });
+  }
+
+  /** A probe effect: at clock time `at`, check `target` and report whether it is up, unless token `id` is cancelled first. */
+  probe(clock: Clock, probe: Probe, id: number, at: number, target: ProbeTarget, report: (up: boolean) => void): void {
+    const signal = this.signal(id);
+    void (async () => {
+      if (!(await clock.sleep(at - clock.now(), signal))) return;
+      const up = await probe(target, signal);
+      if (!signal.aborted) report(up);
+    })();
   }
 }

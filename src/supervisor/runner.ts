@@ -8,7 +8,6 @@ import type { StatusRecord } from '../tunnel/status.js';
 import { unreachable } from '../unreachable.js';
 import { next } from './lifecycle.js';
 import { initialTunnel, isActive, pidOf, publicStatus, type Effect, type Event, type Rules, type Tunnel } from './tunnel-phase.js';
-import type { ProbeTarget } from './probe.js';
 import { LineRing } from './ring.js';
 import { keepInLog } from './ssh-output.js';
 import { terminate } from './ssh-process.js';
@@ -241,7 +240,7 @@ export class Runner {
         this.tokens.timer(clock, e.token, e.at, () => this.dispatch(e.event));
         return;
       case 'probe':
-        void this.runProbe(e.token, e.at, e.target);
+        this.tokens.probe(clock, this.deps.probe, e.token, e.at, e.target, (ok) => this.dispatch({ type: 'probe-result', wait: e.token, ok }));
         return;
       case 'cancel':
         this.tokens.cancel(e.token);
@@ -262,14 +261,6 @@ export class Runner {
     if (keepInLog(line)) this.ring.push(line, this.deps.clock.now());
     this.deps.onLine?.(this.plan.spec.hash, line);
     this.health.line(attempt, line);
-  }
-
-  private async runProbe(token: number, at: number, target: ProbeTarget): Promise<void> {
-    const { clock, probe } = this.deps;
-    const signal = this.tokens.signal(token);
-    if (!(await clock.sleep(at - clock.now(), signal))) return;
-    const ok = await probe(target, signal);
-    if (!signal.aborted) this.dispatch({ type: 'probe-result', wait: token, ok });
   }
 
   /** Publishes the status record unless it is unchanged. */
