@@ -16,7 +16,7 @@
 import { errorJson, type ProxyError } from '../errors.js';
 import { messagesUsage, stopReason, type MessagesContext } from './chat-to-messages-answer.js';
 import { isObject, type Json } from './shape.js';
-import { eventObject, namedEvent, upstreamStreamError, type SseEvent } from './sse-events.js';
+import { chatStreamEvent, namedEvent, type SseEvent } from './sse-events.js';
 import type { StreamTranslator } from './stream.js';
 
 type Open = { kind: 'text' | 'thinking'; index: number } | null;
@@ -36,27 +36,23 @@ export class ChatToMessagesStream implements StreamTranslator {
 
   event(e: SseEvent): string {
     if (this.done) return '';
-    if (e.data === '[DONE]') return this.close();
-    const read = eventObject(e);
-    if (!read.ok) return this.fail(read.error);
-    const chunk = read.value;
-    if (chunk === null) return '';
-    if (chunk.error !== undefined) return this.fail(upstreamStreamError(chunk.error));
+    const read = chatStreamEvent(e);
+    if (read.kind === 'done') return this.close();
+    if (read.kind === 'failed') return this.fail(read.error);
+    if (read.kind === 'nothing') return '';
+    const { chunk, delta } = read;
     let out = '';
     if (!this.started) {
       this.started = true;
       const message = { id: typeof chunk.id === 'string' ? chunk.id : 'msg_translated', type: 'message', role: 'assistant', model: chunk.model ?? '', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0 } };
       out += namedEvent('message_start', { message });
     }
-    if (isObject(chunk.usage)) this.usage = messagesUsage(chunk.usage);
-    const choice: unknown = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
-    if (!isObject(choice)) return out;
-    const delta = isObject(choice.delta) ? choice.delta : {};
-    const reasoning = delta.reasoning_content ?? delta.reasoning;
-    if (typeof reasoning === 'string' && reasoning !== '') out += this.inBlock('thinking', { type: 'thinking_delta', thinking: reasoning });
-    if (typeof delta.content === 'string' && delta.content !== '') out += this.inBlock('text', { type: 'text_delta', text: delta.content });
-    if (Array.isArray(delta.tool_calls)) for (const call of delta.tool_calls as unknown[]) if (isObject(call)) out += this.toolDelta(call);
-    if (choice.finish_reason !== null && choice.finish_reason !== undefined) this.finish = stopReason(choice.finish_reason, choice.stop_reason, this.ctx);
+    if (read.usage !== null) this.usage = messagesUsage(read.usage);
+    if (delta === null) return out;
+    if (delta.reasoning !== '') out += this.inBlock('thinking', { type: 'thinking_delta', thinking: delta.reasoning });
+    if (delta.content !== '') out += this.inBlock('text', { type: 'text_delta', text: delta.content });
+    for (const call of delta.toolCalls) out += this.toolDelta(call);
+    if (delta.finishReason !== null) this.finish = stopReason(delta.finishReason, delta.stopReason, this.ctx);
     return out;
   }
 

@@ -16,7 +16,7 @@
 import { errorJson, type ProxyError } from '../errors.js';
 import { callItem, messageItem, reasoningItem, responseObject, responsesUsage, type ResponsesContext } from './chat-to-responses-answer.js';
 import { isObject, type Json } from './shape.js';
-import { eventObject, upstreamStreamError, type SseEvent } from './sse-events.js';
+import { chatStreamEvent, type SseEvent } from './sse-events.js';
 import type { StreamTranslator } from './stream.js';
 
 type Item = { kind: 'message' | 'reasoning'; index: number; id: string; text: string } | { kind: 'call'; index: number; id: string; callId: string; name: string; args: string };
@@ -38,12 +38,11 @@ export class ChatToResponsesStream implements StreamTranslator {
 
   event(e: SseEvent): string {
     if (this.done) return '';
-    if (e.data === '[DONE]') return this.close();
-    const read = eventObject(e);
-    if (!read.ok) return this.fail(read.error);
-    const chunk = read.value;
-    if (chunk === null) return '';
-    if (chunk.error !== undefined) return this.fail(upstreamStreamError(chunk.error));
+    const read = chatStreamEvent(e);
+    if (read.kind === 'done') return this.close();
+    if (read.kind === 'failed') return this.fail(read.error);
+    if (read.kind === 'nothing') return '';
+    const { chunk, delta } = read;
     let out = '';
     if (!this.started) {
       this.started = true;
@@ -53,15 +52,12 @@ export class ChatToResponsesStream implements StreamTranslator {
       const response = this.response('in_progress', []);
       out += this.ev('response.created', { response }) + this.ev('response.in_progress', { response });
     }
-    if (isObject(chunk.usage)) this.usage = responsesUsage(chunk.usage);
-    const choice: unknown = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
-    if (!isObject(choice)) return out;
-    const delta = isObject(choice.delta) ? choice.delta : {};
-    const reasoning = delta.reasoning_content ?? delta.reasoning;
-    if (typeof reasoning === 'string' && reasoning !== '') out += this.text(reasoning, 'reasoning');
-    if (typeof delta.content === 'string' && delta.content !== '') out += this.text(delta.content, 'message');
-    if (Array.isArray(delta.tool_calls)) for (const call of delta.tool_calls as unknown[]) if (isObject(call)) out += this.call(call);
-    if (choice.finish_reason !== null && choice.finish_reason !== undefined) this.finish = String(choice.finish_reason);
+    if (read.usage !== null) this.usage = responsesUsage(read.usage);
+    if (delta === null) return out;
+    if (delta.reasoning !== '') out += this.text(delta.reasoning, 'reasoning');
+    if (delta.content !== '') out += this.text(delta.content, 'message');
+    for (const call of delta.toolCalls) out += this.call(call);
+    if (delta.finishReason !== null) this.finish = String(delta.finishReason);
     return out;
   }
 

@@ -63,3 +63,52 @@ export function upstreamStreamError(error: unknown): ProxyError {
   const message = isObject(error) && typeof error.message === 'string' ? error.message : typeof error === 'string' ? error : JSON.stringify(error);
   return { status: 502, type: 'upstream_error', code: 'upstream_stream_error', message: `the provider's stream ended with an error: ${message}` };
 }
+
+/** What one delta of a chat-completion stream carries; empty strings and lists when it has none of a kind. */
+export interface ChatDelta {
+  /** `reasoning_content` (vLLM, DeepSeek) or `reasoning` (Ollama, LM Studio). */
+  reasoning: string;
+  content: string;
+  toolCalls: Json[];
+  /** The choice's finish_reason once it is given, and the stop sequence some servers name beside it. */
+  finishReason: unknown;
+  stopReason: unknown;
+}
+
+/**
+ * One event of a chat-completion stream, read once for every translator of such
+ * streams: the end (`[DONE]`), a failure (data that is not JSON, or the provider's error
+ * chunk), nothing (data that is not an object), or a chunk with its usage and its first
+ * choice's delta (null when it has no choice).
+ */
+export type ChatStreamEvent =
+  | { kind: 'done' }
+  | { kind: 'failed'; error: ProxyError }
+  | { kind: 'nothing' }
+  | { kind: 'chunk'; chunk: Json; usage: Json | null; delta: ChatDelta | null };
+
+export function chatStreamEvent(e: SseEvent): ChatStreamEvent {
+  if (e.data === '[DONE]') return { kind: 'done' };
+  const read = eventObject(e);
+  if (!read.ok) return { kind: 'failed', error: read.error };
+  const chunk = read.value;
+  if (chunk === null) return { kind: 'nothing' };
+  if (chunk.error !== undefined) return { kind: 'failed', error: upstreamStreamError(chunk.error) };
+  const usage = isObject(chunk.usage) ? chunk.usage : null;
+  const choice: unknown = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
+  if (!isObject(choice)) return { kind: 'chunk', chunk, usage, delta: null };
+  const d = isObject(choice.delta) ? choice.delta : {};
+  const reasoning = d.reasoning_content ?? d.reasoning;
+  return {
+    kind: 'chunk',
+    chunk,
+    usage,
+    delta: {
+      reasoning: typeof reasoning === 'string' ? reasoning : '',
+      content: typeof d.content === 'string' ? d.content : '',
+      toolCalls: Array.isArray(d.tool_calls) ? (d.tool_calls as unknown[]).filter(isObject) : [],
+      finishReason: choice.finish_reason ?? null,
+      stopReason: choice.stop_reason,
+    },
+  };
+}
