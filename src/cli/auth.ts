@@ -42,6 +42,16 @@ export function errorMessage(status: number, body: string): { code: string; mess
   return { code: 'http', message: `the daemon answered ${status}${body ? `: ${body.slice(0, 200)}` : ''}` };
 }
 
+/** The daemon's refusal of a terminal (an HTTP answer instead of the upgrade), read whole: its status and error. */
+export function onRefused(ws: WebSocket, then: (status: number, e: { code: string; message: string }) => void): void {
+  ws.on('unexpected-response', (_req, res) => {
+    let body = '';
+    res.setEncoding('utf8');
+    res.on('data', (d: string) => (body += d));
+    res.on('end', () => then(res.statusCode ?? 0, errorMessage(res.statusCode ?? 0, body)));
+  });
+}
+
 export function parseJson(text: string): unknown {
   try {
     return JSON.parse(text) as unknown;
@@ -85,17 +95,11 @@ function attachOnce(hash: string, target: Target, io: TerminalIo, mayWait: boole
       resolve(code);
     };
 
-    ws.on('unexpected-response', (_req, res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () => {
-        const e = errorMessage(res.statusCode ?? 0, body);
-        if (e.code === 'loading' && mayWait) return finish('loading', null);
-        if (e.code === 'already_running') return finish(EXIT.ok, `tunnel-cli: ${e.message}`);
-        const hint = res.statusCode === 401 ? ' (pass --token or set TUNNEL_API_TOKEN)' : '';
-        finish(EXIT.failed, `tunnel-cli: ${e.message}${hint}`);
-      });
+    onRefused(ws, (status, e) => {
+      if (e.code === 'loading' && mayWait) return finish('loading', null);
+      if (e.code === 'already_running') return finish(EXIT.ok, `tunnel-cli: ${e.message}`);
+      const hint = status === 401 ? ' (pass --token or set TUNNEL_API_TOKEN)' : '';
+      finish(EXIT.failed, `tunnel-cli: ${e.message}${hint}`);
     });
     ws.on('error', (e: NodeJS.ErrnoException) => {
       const why = e.code === 'ENOENT' ? 'no such socket' : e.code === 'ECONNREFUSED' ? 'connection refused' : e.message;

@@ -6,7 +6,7 @@
 // itself means none was. It then lets go (the login goes on, as after Ctrl-C in auth).
 import WebSocket from 'ws';
 import { terminalServerMessageSchema } from '../api/schemas.js';
-import { errorMessage, parseJson, terminalUrl } from './auth.js';
+import { onRefused, parseJson, terminalUrl } from './auth.js';
 import type { Target } from './target.js';
 
 export type Peek =
@@ -36,16 +36,10 @@ export function peekLogin(target: Target, hash: string, timeoutMs: number): Prom
       resolve(p);
     };
     const timer = setTimeout(() => done({ kind: 'quiet' }), timeoutMs);
-    ws.on('unexpected-response', (_req, res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () => {
-        const e = errorMessage(res.statusCode ?? 0, body);
-        if (e.code === 'already_running') return done({ kind: 'ended', status: 'RUNNING', message: null });
-        if (e.code === 'terminal_busy') return done({ kind: 'busy' });
-        done({ kind: 'error', message: e.message });
-      });
+    onRefused(ws, (_status, e) => {
+      if (e.code === 'already_running') return done({ kind: 'ended', status: 'RUNNING', message: null });
+      if (e.code === 'terminal_busy') return done({ kind: 'busy' });
+      done({ kind: 'error', message: e.message });
     });
     ws.on('error', (e) => done({ kind: 'error', message: e.message }));
     ws.on('message', (data: WebSocket.RawData, isBinary: boolean) => {
