@@ -28,6 +28,13 @@ export interface Refusal {
 
 const isV1 = (path: string): boolean => path === '/v1' || path.startsWith('/v1/');
 
+/** The path of a request target, without its query. */
+function pathOf(url: string | undefined): string {
+  if (url === undefined) return '/';
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}
+
 const shown = (text: string): string => JSON.stringify(text.slice(0, 200));
 
 function hostsText(policy: HostPolicy): string {
@@ -45,6 +52,8 @@ function hostsText(policy: HostPolicy): string {
  * its Origin, which the Origin rule refuses.
  */
 function mediaTypeAllowed(contentType: string, v1: boolean): boolean {
+  // What nearly every client sends, decided without splitting it.
+  if (contentType === 'application/json') return true;
   const type = contentType.split(';')[0]!.trim().toLowerCase();
   return type === 'application/json' || (v1 && type === 'multipart/form-data');
 }
@@ -62,7 +71,7 @@ export function refusalOf(req: IncomingMessage, policy: ListenerPolicy, hostOk: 
       message: `this server does not answer to the Host ${shown(host ?? '')} (a web page's name pointed at this machine is refused): it answers to ${hostsText(policy)}; to reach it under another name, such as a reverse proxy's, add that name to TUNNEL_API_ALLOWED_HOSTS`,
     };
   }
-  const path = (req.url ?? '/').split('?')[0]!;
+  const path = pathOf(req.url);
   const v1 = isV1(path);
   const origin = req.headers.origin;
   if (!originAllowed(origin, policy, v1 ? policy.corsOrigins() : null)) {
@@ -115,7 +124,7 @@ export function guardRequests(listener: RequestListener, policy: ListenerPolicy)
   return (req, res) => {
     const refused = refusalOf(req, policy, hostOk);
     if (refused === null) return listener(req, res);
-    const shaped = isV1((req.url ?? '/').split('?')[0] ?? '/') ? policy.v1ErrorJson?.(req, refused) : undefined;
+    const shaped = isV1(pathOf(req.url)) ? policy.v1ErrorJson?.(req, refused) : undefined;
     answer(res, refused, shaped ?? errorBody(refused.code, refused.message));
   };
 }

@@ -34,7 +34,7 @@ const SHUTDOWN_LIMIT_MS = 15_000;
 
 /**
  * Everything this program writes to stderr, its log lines and its messages alike, in
- * one queue (their order kept), written once per turn of the event loop (log.ts).
+ * one queue (their order kept), written at most LINE_WINDOW_MS after the line (log.ts).
  * What is queued is written on exit, and before a SIGTERM or SIGINT that comes before
  * the command has its own handler (onShutdown) ends the process as it would have.
  */

@@ -18,6 +18,9 @@ const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** True for the methods that change something (and that a CSRF would use). */
 export function isStateChanging(method: string | undefined): boolean {
+  // Node's parser gives the method in upper case; the common ones are answered without a copy.
+  if (method === 'POST') return true;
+  if (method === 'GET') return false;
   return UNSAFE.has((method ?? '').toUpperCase());
 }
 

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { batchLines } from '../../src/daemon/log.js';
+import { batchLines, createLog, LINE_BATCH_BYTES } from '../../src/daemon/log.js';
 import { startMockUpstream, type MockUpstream } from '../proxy/mock-upstream.js';
 import { MAIN, port } from './daemon-harness.js';
 
@@ -26,7 +26,7 @@ afterAll(async () => {
 });
 
 describe('batchLines', () => {
-  it('writes what one turn queued in one write, in order, and flushes on demand', () => {
+  it('writes what one window queued in one write, in order, and flushes on demand', () => {
     const writes: string[] = [];
     const turns: (() => void)[] = [];
     const b = batchLines((t) => writes.push(t), (run) => turns.push(run));
@@ -39,9 +39,42 @@ describe('batchLines', () => {
     b.write('c\n');
     b.flush();
     expect(writes).toEqual(['a\nb\n', 'c\n']);
-    // The turn's own flush finds nothing left and writes nothing.
+    // The window's own flush finds nothing left and writes nothing.
     turns.shift()?.();
     expect(writes).toHaveLength(2);
+  });
+
+  it('writes at once what reaches LINE_BATCH_BYTES, without waiting for the window', () => {
+    const writes: string[] = [];
+    const turns: (() => void)[] = [];
+    const b = batchLines((t) => writes.push(t), (run) => turns.push(run));
+    const line = `${'x'.repeat(1023)}\n`;
+    for (let i = 0; i < LINE_BATCH_BYTES / line.length - 1; i++) b.write(line);
+    expect(writes).toEqual([]);
+    b.write(line);
+    expect(writes).toHaveLength(1);
+    expect(writes[0]).toHaveLength(LINE_BATCH_BYTES);
+    b.write('after\n');
+    turns.splice(0).forEach((run) => run());
+    expect(writes).toEqual([writes[0], 'after\n']);
+  });
+});
+
+describe('createLog', () => {
+  it('writes each entry as one JSON line with the time first, as JSON.stringify({ time, ...entry }) would', () => {
+    const lines: string[] = [];
+    const at = Date.parse('2026-11-27T23:00:00.123Z');
+    const log = createLog((l) => lines.push(l), () => at);
+    const entries: Record<string, unknown>[] = [
+      { event: 'proxy_request', model: 'a"b\n', ms: 0.4, status: null, complete: true, fallbacks: [{ provider: 'x', reason: 'timeout' }] },
+      {},
+      { time: 'its own', event: 'x' },
+      { event: 'y', skipped: undefined },
+    ];
+    for (const e of entries) log(e);
+    const time = '2026-11-27T23:00:00.123Z';
+    expect(lines).toEqual(entries.map((e) => `${JSON.stringify({ time, ...e })}\n`));
+    expect(lines.map((l) => JSON.parse(l) as unknown)).toEqual(entries.map((e) => JSON.parse(JSON.stringify({ time, ...e })) as unknown));
   });
 });
 

@@ -99,7 +99,8 @@ class RequestObservation implements Observation {
         // A client's model name can be as long as its body; the log keeps enough to recognise it.
         model: model !== null && model.length > MAX_LOGGED_MODEL ? `${model.slice(0, MAX_LOGGED_MODEL)}…` : model,
         provider: this.provider,
-        ...(this.client === null ? {} : { client: this.client }),
+        // Left out when null (JSON has no undefined): no object spread per request.
+        client: this.client ?? undefined,
         status,
         // Sent in full, or cut short (by the client, or by a provider that died, fell silent or ended mid-event).
         complete: res.writableFinished && !this.wasCut,

@@ -32,6 +32,11 @@ export function startRelay(r: RelayRequest): Promise<Settled> {
   return new Promise((resolve) => new Relay(r, resolve));
 }
 
+/** Whether a Content-Type is an event stream's (a JSON answer's is decided without the pattern). */
+function isEventStream(contentType: string): boolean {
+  return !contentType.startsWith('application/json') && /^\s*text\/event-stream/i.test(contentType);
+}
+
 /** How a streamed body is passed on, chosen by its head. */
 class Passing {
   // Whether a body byte went to the client (the head goes with the first one).
@@ -150,7 +155,7 @@ class Relay implements ExchangeSink, RelayHearer {
       this.state = { id: 'holding', held: new HeldError(status, rawHeaders) };
       return;
     }
-    const appendable = encoding.kind !== 'opaque' && contentType !== undefined && /^\s*text\/event-stream/i.test(contentType);
+    const appendable = encoding.kind !== 'opaque' && contentType !== undefined && isEventStream(contentType);
     // Outside errors, a short key is a placeholder that answers may contain as a word.
     const masked = key !== null && key.length >= MIN_MASKED_KEY_LENGTH ? key : null;
     const passing = new Passing(
