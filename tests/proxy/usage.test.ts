@@ -42,7 +42,13 @@ describe('createUsageReader', () => {
 describe('the usage reader against JSON.parse', () => {
   // What the reader must agree with: the usage object parsed, then read as `take` does.
   const reference = (usage: string): { input: number | null; output: number | null } => {
-    const u = JSON.parse(usage) as Record<string, unknown> | null;
+    let u: Record<string, unknown> | null;
+    try {
+      u = JSON.parse(usage) as Record<string, unknown> | null;
+    } catch {
+      // Not JSON: no counts.
+      return { input: null, output: null };
+    }
     if (u === null || typeof u !== 'object') return { input: null, output: null };
     const input = u.prompt_tokens ?? u.input_tokens;
     const output = u.completion_tokens ?? u.output_tokens;
@@ -66,6 +72,19 @@ describe('the usage reader against JSON.parse', () => {
     '{"prompt_tokens":{"n":1},"input_tokens":3}',
     '{"prompt_tokens":[1],"completion_tokens":[2]}',
     '{}',
+    // The plain kind the reader takes without JSON.parse, and its edges.
+    '{ }',
+    '{\r\n "prompt_tokens" :\r\n 0 , "completion_tokens":10 }',
+    '{"prompt_tokens":007,"completion_tokens":1}',
+    '{"prompt_tokens":123456789012345,"completion_tokens":1234567890123456}',
+    '{"Prompt_Tokens":3,"PROMPT_TOKENS":4,"prompt_tokens":5}',
+    '{"prompt-tokens":3,"completion_tokens":2}',
+    '{"input_tokens":{},"prompt_tokens":1}',
+    '{"details":{"deeper":{"prompt_tokens":99}},"completion_tokens":4}',
+    '{"prompt_tokens":1,}',
+    '{"prompt_tokens":1 "completion_tokens":2}',
+    '{"":1,"completion_tokens":2}',
+    '{"prompt_tokens":true,"input_tokens":6}',
   ];
   it.each(objects)('reads %s as JSON.parse does', (usage) => {
     expect(read(false, `{"id":"x","usage":${usage}}`)).toEqual(reference(usage));
