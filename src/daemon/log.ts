@@ -3,6 +3,8 @@
  * and jq all read them. The caller never passes a secret (tokens and upstream keys
  * stay out of every entry by construction).
  */
+import { OWN_JSON } from '../log-entry.js';
+
 export type Log = (entry: Record<string, unknown>) => void;
 
 export function createLog(write: (line: string) => void, clock: () => number = Date.now): Log {
@@ -17,6 +19,8 @@ export function createLog(write: (line: string) => void, clock: () => number = D
     }
     // An entry that names its own time keeps it (in first place, as always).
     if ('time' in entry) return write(`${JSON.stringify({ time, ...entry })}\n`);
+    const own = (entry as { [OWN_JSON]?: unknown })[OWN_JSON];
+    if (typeof own === 'string') return write(own === '' ? `{"time":"${time}"}\n` : `{"time":"${time}",${own}}\n`);
     // The entry's JSON with the time put first: the same line, without copying the entry into a new object.
     const fields = JSON.stringify(entry);
     write(fields === '{}' ? `{"time":"${time}"}\n` : `{"time":"${time}",${fields.slice(1)}\n`);

@@ -9,6 +9,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { batchLines, createLog, LINE_BATCH_BYTES } from '../../src/daemon/log.js';
+import { OWN_JSON } from '../../src/log-entry.js';
+import { proxyRequestJson, type ProxyRequestEntry } from '../../src/proxy/observe/request-record.js';
 import { startMockUpstream, type MockUpstream } from '../proxy/mock-upstream.js';
 import { MAIN, port } from './daemon-harness.js';
 
@@ -57,6 +59,23 @@ describe('batchLines', () => {
     b.write('after\n');
     turns.splice(0).forEach((run) => run());
     expect(writes).toEqual([writes[0], 'after\n']);
+  });
+});
+
+describe('the proxy_request line made by hand', () => {
+  const base: ProxyRequestEntry = { event: 'proxy_request', request_id: 'r-1', endpoint: '/chat/completions', model: 'bench:instant', provider: 'bench', client: undefined, status: 200, complete: true, ms: 0.4, ttfb_ms: 0.3 };
+  const entries: ProxyRequestEntry[] = [
+    base,
+    { ...base, client: 'bob', tokens_in: 12, tokens_out: 0 },
+    { ...base, model: null, provider: null, status: null, complete: false, ms: 1234.5, ttfb_ms: null },
+    { ...base, model: 'm"\\\n\u2028é…𝄞\u0000', provider: 'p', fallbacks: [{ provider: 'a', reason: 'timeout' }, { provider: 'b"', reason: 'status_5xx' }] },
+    { ...base, ms: 1e21, ttfb_ms: 0, tokens_in: 2 ** 53 },
+  ];
+  it.each(entries.map((e, i) => [i, e] as const))('writes entry %i as JSON.stringify would', (_, e) => {
+    expect(proxyRequestJson(e)).toBe(JSON.stringify(e).slice(1, -1));
+    const lines: string[] = [];
+    createLog((l) => lines.push(l), () => 0)({ ...e, [OWN_JSON]: proxyRequestJson(e) } as unknown as Record<string, unknown>);
+    expect(lines).toEqual([`${JSON.stringify({ time: '1970-01-01T00:00:00.000Z', ...e })}\n`]);
   });
 });
 

@@ -3,6 +3,7 @@ import { ownAnswerAt } from './own-answer.js';
 import type { ProxyMetrics } from './metrics.js';
 import { overheadSeconds, startTiming } from './server-timing.js';
 import { createUsageReader, type Usage, type UsageReader } from './usage.js';
+import { OWN_JSON } from '../../log-entry.js';
 
 const MAX_LOGGED_MODEL = 256;
 const [SPACE, TAB, CR, LF, BRACE, BRACKET] = [32, 9, 13, 10, 123, 91];
@@ -92,7 +93,7 @@ class RequestObservation implements Observation {
     const { log, metrics } = this;
     if (log !== undefined) {
       const model = this.model;
-      const entry: Record<string, unknown> = {
+      const entry: ProxyRequestEntry = {
         event: 'proxy_request',
         request_id: this.requestId,
         endpoint: this.endpoint,
@@ -110,7 +111,8 @@ class RequestObservation implements Observation {
       if (usage !== null && usage.input !== null) entry.tokens_in = usage.input;
       if (usage !== null && usage.output !== null) entry.tokens_out = usage.output;
       if (this.fallbacks !== null) entry.fallbacks = this.fallbacks;
-      log(entry);
+      entry[OWN_JSON] = proxyRequestJson(entry);
+      log(entry as unknown as Record<string, unknown>);
     }
     metrics?.record({
       provider: this.provider ?? 'none',
@@ -126,6 +128,42 @@ class RequestObservation implements Observation {
     });
     this.onEnd?.(usage);
   }
+}
+
+/** The fields of a `proxy_request` log line, in the order they are written. */
+export interface ProxyRequestEntry {
+  event: 'proxy_request';
+  request_id: string;
+  endpoint: string;
+  model: string | null;
+  provider: string | null;
+  client: string | undefined;
+  status: number | 'client_closed' | null;
+  complete: boolean;
+  ms: number;
+  ttfb_ms: number | null;
+  tokens_in?: number;
+  tokens_out?: number;
+  fallbacks?: { provider: string; reason: string }[];
+  [OWN_JSON]?: string;
+}
+
+const text = (s: string | null): string => (s === null ? 'null' : JSON.stringify(s));
+const num = (n: number | null | undefined): string => (n === null || n === undefined || !Number.isFinite(n) ? 'null' : String(n));
+
+/**
+ * The entry's members as JSON.stringify writes them, made by hand (the log's OWN_JSON):
+ * the strings through JSON.stringify each, the numbers as String writes a finite one
+ * (as JSON does).
+ */
+export function proxyRequestJson(e: ProxyRequestEntry): string {
+  let out = `"event":"proxy_request","request_id":${text(e.request_id)},"endpoint":${text(e.endpoint)},"model":${text(e.model)},"provider":${text(e.provider)}`;
+  if (e.client !== undefined) out += `,"client":${text(e.client)}`;
+  out += `,"status":${typeof e.status === 'string' ? text(e.status) : num(e.status)},"complete":${e.complete ? 'true' : 'false'},"ms":${num(e.ms)},"ttfb_ms":${num(e.ttfb_ms)}`;
+  if (e.tokens_in !== undefined) out += `,"tokens_in":${num(e.tokens_in)}`;
+  if (e.tokens_out !== undefined) out += `,"tokens_out":${num(e.tokens_out)}`;
+  if (e.fallbacks !== undefined) out += `,"fallbacks":${JSON.stringify(e.fallbacks)}`;
+  return out;
 }
 
 /** Whether a body starts (after white space) as JSON does; an event stream starts with a field name or a comment. */
