@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { ownAnswerAt } from './own-answer.js';
 import type { ProxyMetrics } from './metrics.js';
-import { overheadSeconds, startTiming } from './server-timing.js';
+import { startTiming, type Timing } from './server-timing.js';
 import { createUsageReader, type Usage, type UsageReader } from './usage.js';
 import { OWN_JSON } from '../../log-entry.js';
 
@@ -45,6 +45,7 @@ class RequestObservation implements Observation {
   private fallbacks: { provider: string; reason: string }[] | null = null;
   private relay: { onClientClose(): void } | null = null;
   private wasCut = false;
+  private readonly timing: Timing;
 
   constructor(
     private readonly requestId: string,
@@ -53,7 +54,7 @@ class RequestObservation implements Observation {
     private readonly log: ((entry: Record<string, unknown>) => void) | undefined,
     private readonly metrics: ProxyMetrics | undefined,
   ) {
-    startTiming(res);
+    this.timing = startTiming(res, this.started);
     res.on('close', () => {
       this.close();
       this.relay?.onClientClose();
@@ -120,7 +121,7 @@ class RequestObservation implements Observation {
       status: status ?? 'client_closed',
       seconds: ms / 1000,
       ttfbSeconds: ttfb === null ? null : ttfb / 1000,
-      overheadSeconds: overheadSeconds(res),
+      overheadSeconds: this.timing.overheadSeconds(),
       tokensIn: usage?.input ?? null,
       tokensOut: usage?.output ?? null,
       cut: this.wasCut,

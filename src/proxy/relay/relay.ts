@@ -2,7 +2,7 @@ import { unreachable } from '../../unreachable.js';
 import { bodyEncoding } from '../request/body-encoding.js';
 import { ownRateHeadersKept } from '../clients/gate.js';
 import { sendError, sseErrorEvent, timeoutError, type ProxyError } from '../errors.js';
-import { serverTiming, upstreamWaitEnded, upstreamWaitStarted } from '../observe/server-timing.js';
+import { timingOf, type Timing } from '../observe/server-timing.js';
 import { createBodyDecoder, type BodyDecoder } from './body-decoder.js';
 import { clientHeaders, relayHeaders } from './client-headers.js';
 import { GapTimer } from './gap-timer.js';
@@ -72,6 +72,8 @@ class Relay implements ExchangeSink, RelayHearer {
   private readonly signal = RelaySignal.take(this);
   private readonly timer: GapTimer;
   private readonly exchange: Exchange;
+  // The request's clock (observe/server-timing.ts), looked up once.
+  private readonly timing: Timing | null;
 
   constructor(
     private readonly r: RelayRequest,
@@ -82,7 +84,8 @@ class Relay implements ExchangeSink, RelayHearer {
     // The client's query goes along (Azure-style servers route on `?api-version=`).
     const url = r.req.url ?? '';
     const q = url.indexOf('?');
-    upstreamWaitStarted(r.res);
+    this.timing = timingOf(r.res);
+    this.timing?.waitStarted();
     this.exchange = r.pool.request(
       r.provider.origin,
       {
@@ -121,7 +124,7 @@ class Relay implements ExchangeSink, RelayHearer {
   head(status: number, rawHeaders: string[]): void {
     const { r } = this;
     const { res, requestId, provider } = r;
-    upstreamWaitEnded(res);
+    this.timing?.waitEnded();
     const { contentType, contentEncoding, contentLength } = relayHeaders(rawHeaders);
     const encoding = bodyEncoding(contentEncoding);
     const key = keyOf(provider);
@@ -166,7 +169,7 @@ class Relay implements ExchangeSink, RelayHearer {
     this.state = { id: 'streaming', passing };
     // An event stream may lose a half event or gain the proxy's error event: the upstream's length no longer holds.
     const headers = ownRateHeadersKept(res, clientHeaders(rawHeaders, requestId, this.decoder !== null || appendable, masked));
-    const timing = serverTiming(res);
+    const timing = this.timing?.header() ?? null;
     if (timing !== null) headers.push('server-timing', timing);
     res.writeHead(status, headers);
     // The client learns the stream has begun even if the first event is slow. Not at
@@ -234,7 +237,7 @@ class Relay implements ExchangeSink, RelayHearer {
     const key = keyOf(r.provider);
     const body = held.scrubbed(key);
     const headers = [...ownRateHeadersKept(r.res, clientHeaders(held.rawHeaders, r.requestId, true, key)), 'content-length', String(body.length)];
-    const timing = serverTiming(r.res);
+    const timing = this.timing?.header() ?? null;
     if (timing !== null) headers.push('server-timing', timing);
     r.res.writeHead(held.status, headers);
     r.observer.tap(body);
@@ -255,7 +258,7 @@ class Relay implements ExchangeSink, RelayHearer {
     }
     const effect = this.step({ type: 'unreachable' });
     if (effect !== 'decline' && effect !== 'error_answer') return;
-    upstreamWaitEnded(r.res);
+    this.timing?.waitEnded();
     r.log?.({ event: 'proxy_upstream_error', request_id: r.requestId, provider: provider.prefix, error: failure.code, ms: Date.now() - this.started });
     if (effect === 'decline') return this.settled({ kind: 'declined', why: { kind: 'unreachable', code: failure.code } });
     this.settled({ kind: 'ended' });
@@ -277,7 +280,7 @@ class Relay implements ExchangeSink, RelayHearer {
     const effect = this.step({ type: 'timeout' });
     if (effect !== 'decline' && effect !== 'error_answer') return;
     this.logTimeout(stage);
-    upstreamWaitEnded(r.res);
+    this.timing?.waitEnded();
     if (effect === 'decline') return this.settled({ kind: 'declined', why: { kind: 'timeout' } });
     this.settled({ kind: 'ended' });
     sendError(r.res, r.requestId, e, false, r.family);
