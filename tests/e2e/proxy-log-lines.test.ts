@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { batchLines, createLog, LINE_BATCH_BYTES } from '../../src/daemon/log.js';
+import { batchLines, createLog, LINE_BATCH_BYTES, type Line } from '../../src/daemon/log.js';
 import { OWN_JSON } from '../../src/log-entry.js';
 import { proxyRequestJson, type ProxyRequestEntry } from '../../src/proxy/observe/request-record.js';
 import { startMockUpstream, type MockUpstream } from '../proxy/mock-upstream.js';
@@ -73,9 +73,39 @@ describe('the proxy_request line made by hand', () => {
   ];
   it.each(entries.map((e, i) => [i, e] as const))('writes entry %i as JSON.stringify would', (_, e) => {
     expect(proxyRequestJson(e)).toBe(JSON.stringify(e).slice(1, -1));
-    const lines: string[] = [];
-    createLog((l) => lines.push(l), () => 0)({ ...e, [OWN_JSON]: proxyRequestJson(e) } as unknown as Record<string, unknown>);
+    const made: Line[] = [];
+    createLog((l) => made.push(l), () => 0)({ ...e, [OWN_JSON]: proxyRequestJson } as unknown as Record<string, unknown>);
+    // The line is made when its batch is written: what is queued is its maker.
+    expect(made.map((l) => typeof l)).toEqual(['function']);
+    const lines = made.map((l) => (typeof l === 'string' ? l : l()));
     expect(lines).toEqual([`${JSON.stringify({ time: '1970-01-01T00:00:00.000Z', ...e })}\n`]);
+  });
+});
+
+describe('batchLines with lines made later', () => {
+  it('makes them when the batch is written, in order among the others; a maker that throws costs its own line only', () => {
+    const writes: string[] = [];
+    const turns: (() => void)[] = [];
+    const b = batchLines((t) => writes.push(t), (run) => turns.push(run));
+    let made = 0;
+    b.write('a\n');
+    b.write(() => `${++made}\n`);
+    b.write(() => {
+      throw new Error('a bug');
+    });
+    b.write('c\n');
+    expect(made).toBe(0);
+    turns.shift()?.();
+    expect(made).toBe(1);
+    expect(writes).toEqual([`a\n1\n${JSON.stringify({ event: 'log_line_failed', error: 'Error: a bug' })}\nc\n`]);
+  });
+
+  it('counts a line made later toward LINE_BATCH_BYTES', () => {
+    const writes: string[] = [];
+    const b = batchLines((t) => writes.push(t), () => undefined);
+    for (let i = 0; i < 1000 && writes.length === 0; i++) b.write(() => 'x\n');
+    expect(writes).toHaveLength(1);
+    expect(writes[0]?.length).toBeLessThan(LINE_BATCH_BYTES);
   });
 });
 
@@ -83,7 +113,7 @@ describe('createLog', () => {
   it('writes each entry as one JSON line with the time first, as JSON.stringify({ time, ...entry }) would', () => {
     const lines: string[] = [];
     const at = Date.parse('2026-11-27T23:00:00.123Z');
-    const log = createLog((l) => lines.push(l), () => at);
+    const log = createLog((l) => lines.push(typeof l === 'string' ? l : l()), () => at);
     const entries: Record<string, unknown>[] = [
       { event: 'proxy_request', model: 'a"b\n', ms: 0.4, status: null, complete: true, fallbacks: [{ provider: 'x', reason: 'timeout' }] },
       {},

@@ -3,7 +3,7 @@ import { ownAnswerAt } from './own-answer.js';
 import type { ProxyMetrics } from './metrics.js';
 import { startTiming, type Timing } from './server-timing.js';
 import { createUsageReader, type Usage, type UsageReader } from './usage.js';
-import { OWN_JSON } from '../../log-entry.js';
+import { OWN_JSON, type OwnJson } from '../../log-entry.js';
 
 const MAX_LOGGED_MODEL = 256;
 const [SPACE, TAB, CR, LF, BRACE, BRACKET] = [32, 9, 13, 10, 123, 91];
@@ -112,7 +112,7 @@ class RequestObservation implements Observation {
       if (usage !== null && usage.input !== null) entry.tokens_in = usage.input;
       if (usage !== null && usage.output !== null) entry.tokens_out = usage.output;
       if (this.fallbacks !== null) entry.fallbacks = this.fallbacks;
-      entry[OWN_JSON] = proxyRequestJson(entry);
+      entry[OWN_JSON] = proxyRequestJson;
       log(entry as unknown as Record<string, unknown>);
     }
     metrics?.record({
@@ -146,14 +146,14 @@ export interface ProxyRequestEntry {
   tokens_in?: number;
   tokens_out?: number;
   fallbacks?: { provider: string; reason: string }[];
-  [OWN_JSON]?: string;
+  [OWN_JSON]?: OwnJson;
 }
 
 const text = (s: string | null): string => (s === null ? 'null' : JSON.stringify(s));
 const num = (n: number | null | undefined): string => (n === null || n === undefined || !Number.isFinite(n) ? 'null' : String(n));
 
 /**
- * The entry's members as JSON.stringify writes them, made by hand (the log's OWN_JSON):
+ * The entry's members as JSON.stringify writes them, made by hand (the log's OWN_JSON, made when the line is written):
  * the strings through JSON.stringify each, the numbers as String writes a finite one
  * (as JSON does).
  */
