@@ -239,6 +239,11 @@ async function main() {
   const targets = [{ name: 'floor', ...floor, agent: agent(), per: [] }];
   targets.push({ name: 'whole', ...(await startProxy(dist, mock.port, '')), agent: agent(), per: [] });
   for (const p of chosen) targets.push({ name: p.id, part: p, ...(await startProxy(dist, mock.port, p.id)), agent: agent(), per: [] });
+  // Every part at once: what is left is the proxy's core (dispatch, routing, the relay and its writes).
+  if (chosen.length > 1) {
+    const all = { name: 'all of the above at once', id: chosen.map((p) => p.id).join(','), what: "what is left is the core: the route table's dispatch, admission, routing, the relay and its writes" };
+    targets.push({ name: 'all', part: all, ...(await startProxy(dist, mock.port, all.id)), agent: agent(), per: [] });
+  }
   // Warm-up (JIT, connections), not counted.
   for (const t of targets) await burst(t, 1);
   const loadBefore = os.loadavg().map((x) => x.toFixed(1)).join(', ');
