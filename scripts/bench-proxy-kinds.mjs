@@ -26,12 +26,13 @@
 //
 // Run `npm run build` first. Prints a Markdown table per upstream kind.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
+import { cpuSeconds, startChild as startChild_, startProduct as startProduct_ } from './lib/bench-proxy-procs.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -56,27 +57,7 @@ process.on('exit', () => {
   for (const t of temps) rmSync(t, { recursive: true, force: true });
 });
 process.on('SIGINT', () => process.exit(130));
-
-function startChild(args) {
-  const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(child);
-  return new Promise((ok, fail) => {
-    let buf = '';
-    child.stdout.on('data', (d) => {
-      buf += d;
-      if (buf.includes('\n')) ok({ child, port: JSON.parse(buf.split('\n')[0]).port });
-    });
-    child.once('exit', (code) => fail(new Error(`${args.join(' ')} exited with ${code}`)));
-  });
-}
-
-const freePort = () =>
-  new Promise((ok) => {
-    const s = http.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => ok(port));
-    });
-  });
+const startChild = (args) => startChild_(args, children);
 
 /** A folder under the temporary folder with `parentFiles` files, kept busy by a helper process. */
 function busyParent() {
@@ -92,31 +73,7 @@ function busyParent() {
 const parent = busyParent();
 
 /** `tunnel-manager proxy` or `serve` from a build, its config in a fresh folder of the busy parent. */
-async function startProduct(dist, command, upstreamPort) {
-  const dir = mkdtempSync(join(parent, 'config-'));
-  const config = join(dir, 'config.yaml');
-  writeFileSync(config, `tunnels: []\nproxy:\n  providers:\n    bench:\n      base_url: http://127.0.0.1:${upstreamPort}/v1\n`);
-  const port = await freePort();
-  const args = [join(dist, 'main.js'), command, '--config', config, '--listen', `127.0.0.1:${port}`];
-  if (command === 'serve') args.push('--state-dir', join(dir, 'state'), '--socket', join(dir, 'api.sock'));
-  const child = spawn(process.execPath, args, { cwd: root, stdio: 'ignore', env: { ...process.env, TUNNEL_API_TOKEN: '' } });
-  children.push(child);
-  for (let i = 0; i < 150; i++) {
-    const up = await new Promise((ok) => {
-      const req = http.request({ host: '127.0.0.1', port, path: '/v1/models', agent: false }, (res) => (res.resume(), ok(res.statusCode === 200)));
-      req.on('error', () => ok(false));
-      req.end();
-    });
-    if (up) return { child, port };
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${command} from ${dist} did not answer on ${port}`);
-}
-
-function cpuSeconds(pid) {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
-}
+const startProduct = (dist, command, upstreamPort) => startProduct_({ dist, command, upstreamPort, parent, children });
 
 const bodies = new Map();
 const bodyOf = (model) => {

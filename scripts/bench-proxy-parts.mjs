@@ -24,13 +24,14 @@
 // process's CPU time from /proc. The figure per part is the median over the rounds of
 // its CPU per request over the floor's in the same round, so that what the machine
 // does meanwhile falls on both.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { cpuSeconds, startChild as startChild_, startProduct } from './lib/bench-proxy-procs.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -123,7 +124,12 @@ const PARTS = [
 ];
 
 const children = [];
-process.on('exit', () => children.forEach((c) => c.kill('SIGTERM')));
+// The products' config folders, removed on exit.
+const configs = mkdtempSync(join(os.tmpdir(), 'bench-proxy-parts-'));
+process.on('exit', () => {
+  children.forEach((c) => c.kill('SIGTERM'));
+  rmSync(configs, { recursive: true, force: true });
+});
 process.on('SIGINT', () => process.exit(130));
 
 /** Copies src/ with every part's switch put in, and compiles it; returns the folder of main.js. */
@@ -147,54 +153,15 @@ function build(parts) {
   return join(work, 'dist');
 }
 
-function startChild(args) {
-  const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(child);
-  return new Promise((ok, fail) => {
-    let buf = '';
-    child.stdout.on('data', (d) => {
-      buf += d;
-      if (buf.includes('\n')) ok({ pid: child.pid, port: JSON.parse(buf.split('\n')[0]).port });
-    });
-    child.once('exit', (code) => fail(new Error(`${args.join(' ')} exited with ${code}`)));
-  });
-}
-
-const freePort = () =>
-  new Promise((ok) => {
-    const s = http.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => ok(port));
-    });
-  });
+const startChild = async (args) => {
+  const { child, port } = await startChild_(args, children);
+  return { pid: child.pid, port };
+};
 
 /** `tunnel-manager proxy` from `dist` with the parts `offIds` switched off. */
 async function startProxy(dist, upstreamPort, offIds) {
-  const dir = mkdtempSync(join(os.tmpdir(), 'bench-proxy-parts-'));
-  const config = join(dir, 'config.yaml');
-  writeFileSync(config, `tunnels: []\nproxy:\n  providers:\n    bench:\n      base_url: http://127.0.0.1:${upstreamPort}/v1\n`);
-  const port = await freePort();
-  const child = spawn(process.execPath, [join(dist, 'main.js'), 'proxy', '--config', config, '--listen', `127.0.0.1:${port}`], {
-    cwd: root,
-    stdio: 'ignore',
-    env: { ...process.env, TUNNEL_API_TOKEN: '', PARTS_OFF: offIds },
-  });
-  children.push(child);
-  for (let i = 0; i < 150; i++) {
-    const up = await new Promise((ok) => {
-      const req = http.request({ host: '127.0.0.1', port, path: '/v1/models', agent: false }, (res) => (res.resume(), ok(res.statusCode === 200)));
-      req.on('error', () => ok(false));
-      req.end();
-    });
-    if (up) return { pid: child.pid, port, dir };
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`tunnel-manager proxy (PARTS_OFF=${offIds}) did not answer`);
-}
-
-function cpuSeconds(pid) {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
+  const { child, port } = await startProduct({ dist, command: 'proxy', upstreamPort, parent: configs, children, env: { PARTS_OFF: offIds } });
+  return { pid: child.pid, port };
 }
 
 const body = Buffer.from(JSON.stringify({ model: 'bench:instant', messages: [{ role: 'user', content: 'Say ok.' }] }));
@@ -268,7 +235,6 @@ async function main() {
     const r = ratio(t);
     return `| ${t.part.name} (${t.part.what}) | ${us(t).toFixed(1)} µs | ${r.toFixed(3)}× | ${((wholeRatio - r) * us(floorT)).toFixed(1)} µs (${(wholeRatio - r).toFixed(3)}× the floor) |`;
   });
-  for (const t of targets) rmSync(t.dir ?? join(work, 'none'), { recursive: true, force: true });
   console.log(
     [
       `Command: \`node scripts/bench-proxy-parts.mjs${process.argv.slice(2).length > 0 ? ` ${process.argv.slice(2).join(' ')}` : ''}\`. ${started}, Node ${process.version}, ${os.availableParallelism()} cores; load average (1, 5, 15 min) before ${loadBefore}, after ${os.loadavg().map((x) => x.toFixed(1)).join(', ')}. ${rounds} interleaved rounds of ${seconds} s bursts at c=32 per process, chat requests to the instant mock; each figure is the median over the rounds (× the floor: of the ratio to the floor's CPU per request in the same round).`,
