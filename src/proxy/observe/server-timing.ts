@@ -64,14 +64,6 @@ export function timingOf(res: ServerResponse): Timing | null {
   return (res as Timed)[TIMING] ?? null;
 }
 
-export function upstreamWaitStarted(res: ServerResponse): void {
-  timingOf(res)?.waitStarted();
-}
-
-export function upstreamWaitEnded(res: ServerResponse): void {
-  timingOf(res)?.waitEnded();
-}
-
 /** The header's value as of now (null: a response the proxy does not time). */
 export function serverTiming(res: ServerResponse): string | null {
   return timingOf(res)?.header() ?? null;

@@ -12,7 +12,7 @@ import { keyOf } from './provider.js';
 import { next, type HeadVerdict, type RelayEffect, type RelayEvent } from './relay-stages.js';
 import { RelaySignal, type RelayHearer } from './relay-signal.js';
 import type { RelayRequest, Settled } from './relay-request.js';
-import { createSseFrames, streamTail, type SseFrames } from './sse-frames.js';
+import { createSseFrames, isEventStream, streamTail, type SseFrames } from './sse-frames.js';
 import { upstreamRequestHeaders } from './upstream-headers.js';
 import type { Exchange, ExchangeSink, UpstreamFailure } from './upstream.js';
 
@@ -30,11 +30,6 @@ import type { Exchange, ExchangeSink, UpstreamFailure } from './upstream.js';
  */
 export function startRelay(r: RelayRequest): Promise<Settled> {
   return new Promise((resolve) => new Relay(r, resolve));
-}
-
-/** Whether a Content-Type is an event stream's (a JSON answer's is decided without the pattern). */
-function isEventStream(contentType: string): boolean {
-  return !contentType.startsWith('application/json') && /^\s*text\/event-stream/i.test(contentType);
 }
 
 /** How a streamed body is passed on, chosen by its head. */

@@ -20,6 +20,11 @@ export interface SseFrames {
   rest(): Buffer | null;
 }
 
+/** Whether a Content-Type is an event stream's (a JSON answer's is decided without the pattern). */
+export function isEventStream(contentType: string): boolean {
+  return !contentType.startsWith('application/json') && /^\s*text\/event-stream/i.test(contentType);
+}
+
 export function createSseFrames(): SseFrames {
   let held: Buffer | null = null;
   // The scan's state at the end of what it has seen: at the start of a line, and

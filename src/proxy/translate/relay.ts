@@ -1,7 +1,7 @@
 import { bodyEncoding } from '../request/body-encoding.js';
 import { createBodyDecoder, type BodyDecoder } from '../relay/body-decoder.js';
 import { sendError, timeoutError, type ProxyError } from '../errors.js';
-import { serverTiming, upstreamWaitEnded, upstreamWaitStarted } from '../observe/server-timing.js';
+import { timingOf, type Timing } from '../observe/server-timing.js';
 import { GapTimer } from '../relay/gap-timer.js';
 import type { RelayRequest, Settled } from '../relay/relay-request.js';
 import { next, type RelayEffect, type RelayEvent } from '../relay/relay-stages.js';
@@ -11,7 +11,7 @@ import { holdsKey, MIN_MASKED_KEY_LENGTH, scrubText } from '../relay/key-scrub.j
 import { keyOf } from '../relay/provider.js';
 import { upstreamRequestHeaders } from '../relay/upstream-headers.js';
 import { relayHeaders } from '../relay/client-headers.js';
-import { createSseFrames, type SseFrames } from '../relay/sse-frames.js';
+import { createSseFrames, isEventStream, type SseFrames } from '../relay/sse-frames.js';
 import type { Exchange, ExchangeSink, UpstreamFailure } from '../relay/upstream.js';
 import { isObject } from './shape.js';
 import { readEvents } from './sse-events.js';
@@ -49,6 +49,8 @@ class TranslatedRelay implements ExchangeSink, RelayHearer {
   private readonly key: string | null;
   private readonly timer: GapTimer;
   private readonly exchange: Exchange;
+  // The request's clock (observe/server-timing.ts), looked up once.
+  private readonly timing: Timing | null;
 
   constructor(
     private readonly f: RelayRequest,
@@ -58,7 +60,8 @@ class TranslatedRelay implements ExchangeSink, RelayHearer {
     this.key = keyOf(f.provider);
     this.timer = new GapTimer(f.provider.timeoutMs, () => this.onTimeout());
     f.observer.watch(this);
-    upstreamWaitStarted(f.res);
+    this.timing = timingOf(f.res);
+    this.timing?.waitStarted();
     // The client's query string belongs to the client's API (`?beta=true`), not the provider's: it stays here.
     this.exchange = f.pool.request(
       f.provider.origin,
@@ -102,8 +105,8 @@ class TranslatedRelay implements ExchangeSink, RelayHearer {
     const { f } = this;
     const { contentType, contentEncoding } = relayHeaders(rawHeaders);
     const encoding = bodyEncoding(contentEncoding);
-    const sse = status < 400 && contentType !== undefined && /^\s*text\/event-stream/i.test(contentType);
-    upstreamWaitEnded(f.res);
+    const sse = status < 400 && contentType !== undefined && isEventStream(contentType);
+    this.timing?.waitEnded();
     const effect = this.step({ type: 'head', retryable: status === 429 || status >= 500, verdict: encoding.kind === 'opaque' ? 'refuse' : sse ? 'stream' : 'hold' });
     if (effect === 'decline') return this.settled({ kind: 'declined', why: { kind: 'status', status, rawHeaders } });
     if (effect !== 'error_answer' && effect !== 'pass_head' && effect !== 'hold') return;
@@ -121,7 +124,7 @@ class TranslatedRelay implements ExchangeSink, RelayHearer {
     }
     this.state = { id: 'holding', status, kept: status >= 400 ? { held: new HeldError(status, rawHeaders) } : { chunks: [] } };
     // A whole answer is translated once it has all come: until then the time is the provider's.
-    upstreamWaitStarted(f.res);
+    this.timing?.waitStarted();
   }
 
   data(chunk: Buffer): void {
@@ -166,7 +169,7 @@ class TranslatedRelay implements ExchangeSink, RelayHearer {
       return;
     }
     if (state.id !== 'holding' || this.step({ type: 'end' }) !== 'complete') return;
-    upstreamWaitEnded(this.f.res);
+    this.timing?.waitEnded();
     const { status, kept } = state;
     if ('held' in kept) {
       const { held } = kept;
@@ -214,7 +217,7 @@ class TranslatedRelay implements ExchangeSink, RelayHearer {
   private headers(contentType: string, more: string[]): string[] {
     const h = ['content-type', contentType, 'x-request-id', this.f.requestId, ...more];
     if (this.t.dropped.length > 0) h.push('x-tunnel-manager-dropped', this.t.dropped.join(','));
-    const timing = serverTiming(this.f.res);
+    const timing = this.timing?.header() ?? null;
     if (timing !== null) h.push('server-timing', timing);
     return h;
   }
