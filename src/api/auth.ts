@@ -9,17 +9,25 @@ export function isOpenPath(path: string): boolean {
 
 const challenge = { 'www-authenticate': 'Bearer realm="tunnel-manager"' };
 
+/** Whether an `Authorization` header presents one of the tokens (kept as digests). */
+export function bearerCheck(tokens: readonly string[]): (header: string | undefined) => boolean {
+  const digests = tokens.map(digestSecret);
+  return (header) => {
+    const token = bearerToken(header);
+    return token !== null && secretMatches(token, digests);
+  };
+}
+
 /** Requires `Authorization: Bearer <one of tokens>` on every control route. */
 export function bearerAuth(tokens: readonly string[]): MiddlewareHandler {
-  const digests = tokens.map(digestSecret);
+  const accepted = bearerCheck(tokens);
   return async (c, next) => {
     if (isOpenPath(c.req.path)) return next();
     const header = c.req.header('authorization');
     if (header === undefined) {
       return apiError('unauthorized', 'this API needs "Authorization: Bearer <token>" (a token from TUNNEL_API_TOKEN)', { headers: challenge });
     }
-    const token = bearerToken(header);
-    if (token === null || !secretMatches(token, digests)) {
+    if (!accepted(header)) {
       return apiError('unauthorized', 'the bearer token is not one of TUNNEL_API_TOKEN', { headers: { 'www-authenticate': 'Bearer realm="tunnel-manager", error="invalid_token"' } });
     }
     return next();

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { bearerCheck, isOpenPath } from './auth.js';
 import type { EngineApi } from './engine-api.js';
 import type { ApiErrorBody } from './types.js';
 
@@ -28,10 +29,30 @@ function openWhileLoading(url: string | undefined): boolean {
   return path === '/health';
 }
 
-/** Answers 503 `loading` and returns true while `loading()`; else false, and the request goes on. */
-export function loadingGate(loading: () => boolean): (req: IncomingMessage, res: ServerResponse) => boolean {
+/**
+ * Who may learn that the daemon is loading: on a listener with tokens, only a request
+ * that presents one (or one to a path the token does not guard, /v1); any other goes
+ * on to be refused 401, as it would be after the load. Null: everyone (the socket, a
+ * listener without tokens).
+ */
+export type LoadingAudience = ((req: IncomingMessage) => boolean) | null;
+
+/** The audience of a TCP listener with `tokens`: the token's own rule (auth.ts), so that the two cannot disagree. */
+export function loadingAudience(tokens: readonly string[] | null): LoadingAudience {
+  if (tokens === null || tokens.length === 0) return null;
+  const accepted = bearerCheck(tokens);
+  return (req) => isOpenPath((req.url ?? '/').split('?')[0] ?? '/') || accepted(req.headers.authorization);
+}
+
+/**
+ * Answers 503 `loading` and returns true while `loading()`; else false, and the
+ * request goes on. A request outside `audience` goes on too: the routes' own token
+ * check refuses it without reading the config, so loading never answers before it.
+ */
+export function loadingGate(loading: () => boolean, audience: LoadingAudience = null): (req: IncomingMessage, res: ServerResponse) => boolean {
   return (req, res) => {
     if (!loading() || openWhileLoading(req.url)) return false;
+    if (audience !== null && !audience(req)) return false;
     res.writeHead(503, {
       'content-type': 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(TEXT),
@@ -44,9 +65,10 @@ export function loadingGate(loading: () => boolean): (req: IncomingMessage, res:
   };
 }
 
-/** The same for a WebSocket upgrade (a login terminal): answered on the socket, never upgraded. */
-export function refuseUpgradeWhileLoading(loading: () => boolean, socket: Duplex): boolean {
+/** The same for a WebSocket upgrade (a login terminal): answered on the socket, never upgraded; outside `audience`, the terminal's token check refuses it. */
+export function refuseUpgradeWhileLoading(loading: () => boolean, req: IncomingMessage, socket: Duplex, audience: LoadingAudience = null): boolean {
   if (!loading()) return false;
+  if (audience !== null && !audience(req)) return false;
   socket.end(
     `HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\ncontent-type: application/json; charset=utf-8\r\nretry-after: ${LOADING_RETRY_AFTER_S}\r\ncontent-length: ${Buffer.byteLength(TEXT)}\r\n\r\n${TEXT}`,
   );

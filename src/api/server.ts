@@ -9,7 +9,7 @@ import { guardRequests, guardUpgrade, type ListenerPolicy } from '../listener-gu
 import { listenFailure, showAddress } from '../listen-failure.js';
 import { err, ok, type Result } from '../result.js';
 import { checkListenSecurity, type ListenAddress } from './listen.js';
-import { loadingGate, refuseUpgradeWhileLoading } from './loading.js';
+import { loadingAudience, loadingGate, refuseUpgradeWhileLoading, type LoadingAudience } from './loading.js';
 import { prepareSocketPath, removeSocket, socketInode } from './socket.js';
 
 /** Serves a request before the Hono app and returns true, or returns false and leaves it to the app. */
@@ -47,7 +47,7 @@ export class ListenError extends Error {
  * `guard`: the browser guard (TCP only), after the target is made a path and before
  * the fast path, so that no route escapes it.
  */
-function serverFor(app: Hono, fast: FastPath | undefined, loading: () => boolean, guard?: ListenerPolicy): Server {
+function serverFor(app: Hono, fast: FastPath | undefined, loading: () => boolean, audience: LoadingAudience, guard?: ListenerPolicy): Server {
   const listener = getRequestListener(app.fetch, {
     hostname: 'localhost',
     errorHandler: (e) =>
@@ -55,7 +55,7 @@ function serverFor(app: Hono, fast: FastPath | undefined, loading: () => boolean
         ? jsonError(400, 'bad_request', `the request cannot be served: ${e.message}`)
         : jsonError(500, 'internal_error', 'internal error'),
   });
-  const gate = loadingGate(loading);
+  const gate = loadingGate(loading, audience);
   const served: RequestListener = (req, res) => {
     if (gate(req, res)) return;
     if (fast?.(req, res) === true) return;
@@ -118,12 +118,12 @@ export async function startListeners(opts: {
   corsOrigins?: () => readonly string[] | null;
   /** The body of a browser-guard refusal under /v1, in its clients' shape (the proxy's v1RefusalJson). */
   v1ErrorJson?: ListenerPolicy['v1ErrorJson'];
-  /** True until the first load of the config file is done: every route but /health answers 503 `loading` (api/loading.ts). */
+  /** True until the first load of the config file is done: every route but /health answers 503 `loading` (api/loading.ts), on TCP with tokens only to a request that passed the token. */
   loading?: () => boolean;
 }): Promise<Listeners> {
   const loading = opts.loading ?? (() => false);
-  const upgradeWith = (handler: UpgradeHandler): UpgradeHandler => (req, socket, head) => {
-    if (!refuseUpgradeWhileLoading(loading, socket)) handler(req, socket, head);
+  const upgradeWith = (handler: UpgradeHandler, audience: LoadingAudience): UpgradeHandler => (req, socket, head) => {
+    if (!refuseUpgradeWhileLoading(loading, req, socket, audience)) handler(req, socket, head);
   };
   const secure = checkListenSecurity(opts.listen, opts.tokens);
   if (!secure.ok) throw new ListenError('insecure', secure.error);
@@ -132,8 +132,10 @@ export async function startListeners(opts: {
   const shown = showAddress(host, port);
   // Every TCP request passes the browser guard (SPEC §6); the socket needs none.
   const guard: ListenerPolicy = { listenHost: host, allowedHosts: opts.allowedHosts ?? [], corsOrigins: opts.corsOrigins ?? (() => null), ...(opts.v1ErrorJson === undefined ? {} : { v1ErrorJson: opts.v1ErrorJson }) };
-  const tcp = serverFor(opts.tcpApp, opts.tcpFastPath, loading, guard);
-  if (opts.upgrade) tcp.on('upgrade', guardUpgrade(upgradeWith(opts.upgrade.tcp), guard));
+  // On TCP the token is checked before anyone learns the daemon is loading; the socket has no token.
+  const tcpAudience = loadingAudience(opts.tokens);
+  const tcp = serverFor(opts.tcpApp, opts.tcpFastPath, loading, tcpAudience, guard);
+  if (opts.upgrade) tcp.on('upgrade', guardUpgrade(upgradeWith(opts.upgrade.tcp, tcpAudience), guard));
   const tcpUp = await listenOn(tcp, () => tcp.listen(port, host));
   if (!tcpUp.ok) throw new ListenError('tcp', listenFailure(shown, tcpUp.error));
 
@@ -143,8 +145,8 @@ export async function startListeners(opts: {
     await closeServer(tcp);
     throw new ListenError('socket', ready.error);
   }
-  const unix = serverFor(opts.socketApp, undefined, loading);
-  if (opts.upgrade) unix.on('upgrade', upgradeWith(opts.upgrade.socket));
+  const unix = serverFor(opts.socketApp, undefined, loading, null);
+  if (opts.upgrade) unix.on('upgrade', upgradeWith(opts.upgrade.socket, null));
   const unixUp = await listenOn(unix, () => {
     // listen() binds synchronously, so the narrowed umask covers exactly the bind.
     const previous = process.umask(0o177);

@@ -8,7 +8,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { EngineApi } from './engine-api.js';
 import type { Attachment, LoginOutcome, TerminalSink } from '../supervisor/types.js';
-import { bearerToken, digestSecret, secretMatches } from '../tokens.js';
+import { bearerCheck } from './auth.js';
 import { apiError } from './errors.js';
 import { resolveHash } from './resolve.js';
 import { TERMINAL_MAX_FRAME, type TerminalServerMessage } from './types.js';
@@ -53,11 +53,7 @@ function parseResize(text: string): { cols: number; rows: number } | null {
 export function createTerminalRoute(opts: { engine: EngineApi; tokens: readonly string[] | null; log: (e: Record<string, unknown>) => void }): TerminalRoute {
   const { engine, log } = opts;
   const wss = new WebSocketServer({ noServer: true, maxPayload: TERMINAL_MAX_FRAME });
-  const digests = opts.tokens !== null && opts.tokens.length > 0 ? opts.tokens.map(digestSecret) : null;
-  const bearerOk = (header: string | undefined) => {
-    const token = bearerToken(header);
-    return digests !== null && token !== null && secretMatches(token, digests);
-  };
+  const bearerOk = opts.tokens !== null && opts.tokens.length > 0 ? bearerCheck(opts.tokens) : null;
 
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const path = new URL(req.url ?? '/', 'http://daemon').pathname;
@@ -66,7 +62,7 @@ export function createTerminalRoute(opts: { engine: EngineApi; tokens: readonly 
     if (req.headers.origin !== undefined) {
       return refuse(socket, apiError('foreign_origin', 'the daemon does not take terminals from web pages: open the terminal in the panel'));
     }
-    if (digests !== null && !bearerOk(req.headers.authorization)) {
+    if (bearerOk !== null && !bearerOk(req.headers.authorization)) {
       return refuse(socket, apiError('unauthorized', 'this API needs "Authorization: Bearer <token>" (a token from TUNNEL_API_TOKEN)'));
     }
     const hash = resolveHash(engine, decodeURIComponent(m[1] as string), true);

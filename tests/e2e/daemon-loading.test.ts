@@ -36,11 +36,11 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function startDaemon(): ChildProcess {
+function startDaemon(env: NodeJS.ProcessEnv = {}): ChildProcess {
   const child = spawn(
     process.execPath,
     [MAIN, '--config', join(dir, 'config.yaml'), '--listen', `127.0.0.1:${apiPort}`, '--socket', socketPath, '--state-dir', join(dir, 'state'), '--ssh-config', '/dev/null', '--ssh-bin', join(dir, 'slow-ssh')],
-    { stdio: ['ignore', 'ignore', 'ignore'] },
+    { stdio: ['ignore', 'ignore', 'ignore'], env: { ...process.env, TUNNEL_API_TOKEN: '', ...env } },
   );
   children.push(child);
   return child;
@@ -72,10 +72,10 @@ interface Answer {
 }
 
 /** One request over TCP or the socket; for /events only the head and first bytes. */
-function get(path: string, via: 'tcp' | 'socket'): Promise<Answer> {
+function get(path: string, via: 'tcp' | 'socket', headers: http.OutgoingHttpHeaders = {}): Promise<Answer> {
   const where = via === 'tcp' ? { host: '127.0.0.1', port: apiPort } : { socketPath };
   return new Promise((resolve, reject) => {
-    const req = http.get({ ...where, path, agent: false }, (res) => {
+    const req = http.get({ ...where, path, agent: false, headers }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => {
@@ -160,6 +160,61 @@ describe('a daemon loading a config of many tunnels', () => {
     expect(validate.stdout).toBe('the config file is valid\n');
     const again = startDaemonAgainAfterCrash(child);
     await neverPartial(await again);
+  });
+});
+
+/** The first line of the answer to a WebSocket upgrade of a login terminal, over TCP. */
+function upgradeStatus(headers: Record<string, string>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = net.connect({ host: '127.0.0.1', port: apiPort }, () => {
+      const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+      s.write(`GET /auth/t0 HTTP/1.1\r\nHost: 127.0.0.1:${apiPort}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n${extra}\r\n`);
+    });
+    let text = '';
+    s.setEncoding('utf8');
+    s.on('data', (d: string) => {
+      text += d;
+      if (text.includes('\r\n')) {
+        s.destroy();
+        resolve(text.slice(0, text.indexOf('\r\n')));
+      }
+    });
+    s.on('error', reject);
+  });
+}
+
+describe('a daemon with a token, loading', () => {
+  it('refuses a request without the token (401) before it says `loading`: only a caller that may see the config learns its state', async () => {
+    // The daemons before this one hold the port and the socket.
+    await Promise.all(children.filter((c) => c.exitCode === null && c.signalCode === null).map((c) => new Promise((r) => (c.once('exit', r), c.kill('SIGKILL')))));
+    const child = startDaemon({ TUNNEL_API_TOKEN: 'loading-secret' });
+    await accepting(child);
+    const token = { authorization: 'Bearer loading-secret' };
+    let loadingSeen = 0;
+    let whole = false;
+    while (!whole) {
+      const [bare, wrong, upgrade, withToken, proxy, socket] = await Promise.all([
+        get('/list', 'tcp'),
+        get('/config', 'tcp', { authorization: 'Bearer not-it' }),
+        upgradeStatus({}),
+        get('/list', 'tcp', token),
+        // /v1 is not the token's: its keys come from the config, so while it loads it says so to anyone.
+        get('/v1/models', 'tcp'),
+        get('/list', 'socket'),
+      ]);
+      expect(bare.status, bare.body).toBe(401);
+      expect(JSON.parse(bare.body).error.code).toBe('unauthorized');
+      expect(wrong.status, wrong.body).toBe(401);
+      expect(upgrade).toMatch(/^HTTP\/1\.1 401 /);
+      expect([200, 503]).toContain(proxy.status);
+      for (const a of [withToken, socket]) {
+        if (judge('/list', a) === 'loading') loadingSeen++;
+      }
+      whole = judge('/list', withToken) === 'whole' && judge('/list', socket) === 'whole';
+      if (!whole) await new Promise((r) => setTimeout(r, 50));
+    }
+    // The window was there, and a caller with the token was told `loading` in it.
+    expect(loadingSeen).toBeGreaterThan(0);
   });
 });
 
