@@ -62,7 +62,8 @@ LABEL org.opencontainers.image.title="tunnel-manager" \
 # hands the empty /config and the state volume to that uid.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends openssh-client tini \
- && rm -rf /var/lib/apt/lists/* \
+ && apt-get clean \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin \
  && userdel --remove node \
  && groupadd --gid 911 tunnel \
  && useradd --uid 911 --gid tunnel --home-dir /home/tunnel --no-create-home --shell /usr/sbin/nologin tunnel \

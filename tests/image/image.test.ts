@@ -137,6 +137,16 @@ describe('the image', () => {
     expect(String(r.stdout).trim()).toBe(String(PUID));
   });
 
+  it('carries no package caches, package lists or compilers (they belong to the build stages)', async () => {
+    // Bases differ in whether apt cleans up after itself; the image must not depend on it.
+    const script = [
+      'find /var/cache/apt /var/lib/apt/lists -type f ! -name lock ! -path "*/partial/*" | head -20',
+      'for t in g++ gcc make python3; do command -v "$t" || true; done',
+    ].join('; ');
+    const r = await engine(['run', '--rm', '--network', 'none', '--entrypoint', 'sh', IMAGE, '-c', script]);
+    expect(String(r.stdout).trim()).toBe('');
+  });
+
   it('serves the panel, which reads the config and the SSH hosts', async () => {
     const panelPort: number = await freePort();
     await run(panelName, [
