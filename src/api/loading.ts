@@ -37,11 +37,26 @@ function openWhileLoading(url: string | undefined): boolean {
  */
 export type LoadingAudience = ((req: IncomingMessage) => boolean) | null;
 
-/** The audience of a TCP listener with `tokens`: the token's own rule (auth.ts), so that the two cannot disagree. */
+/**
+ * A path every layer reads as written: no percent-encoding, dot segment, backslash or
+ * doubled slash, which the adapter or the router may resolve into another path (Hono
+ * routes `/%761/models` and `/list/../v1/models` to /v1, which the token does not guard).
+ */
+const PLAIN_PATH = /^(?:\/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)*\/?$/;
+
+/**
+ * The audience of a TCP listener with `tokens`: the token's own rule (auth.ts). Only
+ * a plain path to a guarded route without the token is left to be refused; any other
+ * path is told `loading`, as before the token mattered, so that no reading of it
+ * reaches a route while the config loads.
+ */
 export function loadingAudience(tokens: readonly string[] | null): LoadingAudience {
   if (tokens === null || tokens.length === 0) return null;
   const accepted = bearerCheck(tokens);
-  return (req) => isOpenPath((req.url ?? '/').split('?')[0] ?? '/') || accepted(req.headers.authorization);
+  return (req) => {
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    return !PLAIN_PATH.test(path) || isOpenPath(path) || accepted(req.headers.authorization);
+  };
 }
 
 /**

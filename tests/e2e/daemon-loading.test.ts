@@ -1,7 +1,9 @@
 // The built daemon never shows an empty or partial config while it loads the file:
 // asked the moment its port accepts, every route but /health answers 503 `loading`
 // (with Retry-After) or the whole config; /health says `loading`; tunnel-cli waits for
-// the load. The same after a crash (kill -9) and a restart on the same state dir.
+// the load. The same after a crash (kill -9) and a restart on the same state dir. With
+// a token, a caller without it is refused 401 first and never told `loading`, and no
+// odd spelling of a path (percent-encoded, dot segments) reaches a route meanwhile.
 //
 // The window is made wide on purpose: `ssh -G` (which the first load runs per host)
 // goes through a wrapper that takes a second, as a slow DNS or Match exec would.
@@ -191,9 +193,10 @@ describe('a daemon with a token, loading', () => {
     await accepting(child);
     const token = { authorization: 'Bearer loading-secret' };
     let loadingSeen = 0;
+    let oddPathsToldLoading = 0;
     let whole = false;
     while (!whole) {
-      const [bare, wrong, upgrade, withToken, proxy, socket] = await Promise.all([
+      const [bare, wrong, upgrade, withToken, proxy, socket, encoded, dotted] = await Promise.all([
         get('/list', 'tcp'),
         get('/config', 'tcp', { authorization: 'Bearer not-it' }),
         upgradeStatus({}),
@@ -201,7 +204,14 @@ describe('a daemon with a token, loading', () => {
         // /v1 is not the token's: its keys come from the config, so while it loads it says so to anyone.
         get('/v1/models', 'tcp'),
         get('/list', 'socket'),
+        // Paths the adapter or router may read as /v1's: they never pass as guarded ones and reach a route while it loads.
+        get('/%761/models', 'tcp'),
+        get('/list/../v1/models', 'tcp'),
       ]);
+      for (const a of [encoded, dotted]) {
+        expect([404, 503], a.body).toContain(a.status);
+        if (a.status === 503) oddPathsToldLoading++;
+      }
       expect(bare.status, bare.body).toBe(401);
       expect(JSON.parse(bare.body).error.code).toBe('unauthorized');
       expect(wrong.status, wrong.body).toBe(401);
@@ -213,8 +223,9 @@ describe('a daemon with a token, loading', () => {
       whole = judge('/list', withToken) === 'whole' && judge('/list', socket) === 'whole';
       if (!whole) await new Promise((r) => setTimeout(r, 50));
     }
-    // The window was there, and a caller with the token was told `loading` in it.
+    // The window was there, and a caller with the token was told `loading` in it; so were the odd paths, without one.
     expect(loadingSeen).toBeGreaterThan(0);
+    expect(oddPathsToldLoading).toBeGreaterThan(0);
   });
 });
 
