@@ -8,23 +8,21 @@ import http from 'node:http';
 import net from 'node:net';
 import { execa } from 'execa';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createSupervisor, type SupervisorApi } from '../../src/supervisor/index.js';
 import type { StatusRecord } from '../../src/tunnel/status.js';
-import { alive, echoServer, isFree, port, roundTrip, spec, sshd, tempDir, waitFor, waitState, type Sshd } from './supervisor-fixture.js';
+import { alive, isFree, port, roundTrip, sharedServers, spec, tempDir, waitFor, waitState } from './supervisor-fixture.js';
 
-let server: Sshd;
-let echo: { port: number; close(): Promise<void> };
-const supervisors: SupervisorApi[] = [];
+const fx = sharedServers();
 
 async function supervisor(stateDir = tempDir()): Promise<SupervisorApi> {
-  const sup = await createSupervisor({ sshBin: 'ssh', sshConfigPath: server.sshConfigPath, stateDir, mode: 'default' });
-  supervisors.push(sup);
+  const sup = await createSupervisor({ sshBin: 'ssh', sshConfigPath: fx.server.sshConfigPath, stateDir, mode: 'default' });
+  fx.supervisors.push(sup);
   return sup;
 }
 
 const tunnel = async (name: string, extra: Partial<Parameters<typeof spec>[0]> = {}) =>
-  spec({ name, remote_host: 'testhost', remote_port: echo.port, local_port: await port(), direction: 'remote_to_local', ...extra });
+  spec({ name, remote_host: 'testhost', remote_port: fx.echo.port, local_port: await port(), direction: 'remote_to_local', ...extra });
 
 async function allRunning(sup: SupervisorApi, hashes: string[], timeoutMs = 15_000): Promise<StatusRecord[]> {
   return waitFor('every tunnel RUNNING', () => {
@@ -33,28 +31,14 @@ async function allRunning(sup: SupervisorApi, hashes: string[], timeoutMs = 15_0
   }, timeoutMs);
 }
 
-beforeAll(async () => {
-  server = await sshd();
-  echo = await echoServer();
-});
-
-afterEach(async () => {
-  await Promise.all(supervisors.splice(0).map((s) => s.shutdown()));
-});
-
-afterAll(async () => {
-  await echo.close();
-  await server.kill();
-});
-
 describe('one login carries every tunnel to the host', () => {
   it('three tunnels (-L and -R) share one ssh and one sshd session; each carries data; the record names the connection', async () => {
     const sup = await supervisor();
     // Sessions are told apart by pid: one left by an earlier test may still be ending.
-    const sessionsBefore = new Set(server.sessionPids());
+    const sessionsBefore = new Set(fx.server.sessionPids());
     const a = await tunnel('a');
     const b = await tunnel('b');
-    const r = await tunnel('r', { direction: 'local_to_remote', remote_port: await port(), local_port: echo.port });
+    const r = await tunnel('r', { direction: 'local_to_remote', remote_port: await port(), local_port: fx.echo.port });
     await sup.apply([a, b, r]);
     const recs = await allRunning(sup, [a.hash, b.hash, r.hash]);
     const pids = new Set(recs.map((x) => x.pid));
@@ -63,7 +47,7 @@ describe('one login carries every tunnel to the host', () => {
     expect(pid).toBeGreaterThan(0);
     for (const rec of recs) expect(rec.connection).toEqual({ id: recs[0]!.connection!.id, pid, state: 'up' });
     expect(recs[0]!.connection!.id).toMatch(/^[0-9a-f]{16}$/);
-    expect(server.sessionPids().filter((p) => !sessionsBefore.has(p))).toHaveLength(1);
+    expect(fx.server.sessionPids().filter((p) => !sessionsBefore.has(p))).toHaveLength(1);
     expect(await roundTrip(a.local_port.port)).toBe(true);
     expect(await roundTrip(b.local_port.port)).toBe(true);
     expect(await roundTrip(r.remote_port.port)).toBe(true);
@@ -79,7 +63,7 @@ describe('one login carries every tunnel to the host', () => {
     const takenRemote = await port();
     const remoteBlocker = net.createServer();
     await new Promise<void>((resolve) => remoteBlocker.listen(takenRemote, '127.0.0.1', resolve));
-    const rbusy = await tunnel('rbusy', { direction: 'local_to_remote', remote_port: takenRemote, local_port: echo.port });
+    const rbusy = await tunnel('rbusy', { direction: 'local_to_remote', remote_port: takenRemote, local_port: fx.echo.port });
     await sup.apply([ok, busy, rbusy]);
     const [running] = await allRunning(sup, [ok.hash]);
     const l = await waitState(sup, busy.hash, 'RETRYING');
@@ -202,7 +186,7 @@ describe('the connection is lost', () => {
     await sup.apply(ts);
     const before = await allRunning(sup, ts.map((t) => t.hash));
     const master = before[0]!.pid as number;
-    const sessions = server.sessionPids();
+    const sessions = fx.server.sessionPids();
     // The sshd session of this supervisor's master: the newest one.
     process.kill(Math.max(...sessions), 'SIGKILL');
     const after = await waitFor('every tunnel RUNNING on a new master', () => {
@@ -228,7 +212,7 @@ describe('the connection is lost', () => {
     const ts = await Promise.all(['f0', 'f1'].map((n) => tunnel(n, { ssh_options: opts })));
     await sup.apply(ts);
     const before = await allRunning(sup, ts.map((t) => t.hash));
-    const session = Math.max(...server.sessionPids());
+    const session = Math.max(...fx.server.sessionPids());
     process.kill(session, 'SIGSTOP');
     const froze = Date.now();
     try {
@@ -272,7 +256,7 @@ describe('no master outlives its daemon', () => {
 
   it('a master left by a daemon that died (no shutdown) is ended by the next one on the state dir', async () => {
     const stateDir = tempDir();
-    const first = await createSupervisor({ sshBin: 'ssh', sshConfigPath: server.sshConfigPath, stateDir, mode: 'default' });
+    const first = await createSupervisor({ sshBin: 'ssh', sshConfigPath: fx.server.sshConfigPath, stateDir, mode: 'default' });
     const a = await tunnel('a');
     await first.apply([a]);
     const old = await waitState(first, a.hash, 'RUNNING');
@@ -315,7 +299,7 @@ describe('scale', () => {
       const p = await port();
       ports.push(p);
     }
-    const ts = ports.map((p, i) => spec({ name: `n${i}`, remote_host: 'testhost', remote_port: echo.port, local_port: p, direction: 'remote_to_local' }));
+    const ts = ports.map((p, i) => spec({ name: `n${i}`, remote_host: 'testhost', remote_port: fx.echo.port, local_port: p, direction: 'remote_to_local' }));
     await sup.apply(ts);
     const recs = await allRunning(sup, ts.map((t) => t.hash), 60_000);
     expect(new Set(recs.map((r) => r.pid)).size).toBe(1);

@@ -3,34 +3,20 @@
 // down; a tunnel moved to another port listens there and frees the old one; the last
 // tunnel to hold a forward cancels it.
 import net from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createSupervisor, type SupervisorApi } from '../../src/supervisor/index.js';
-import { echoServer, isFree, port, roundTrip, spec, sshd, tempDir, waitFor, waitState, type Sshd } from './supervisor-fixture.js';
+import { isFree, port, roundTrip, sharedServers, spec, tempDir, waitFor, waitState } from './supervisor-fixture.js';
 
-let server: Sshd;
-let echo: { port: number; close(): Promise<void> };
-const supervisors: SupervisorApi[] = [];
-
-beforeAll(async () => {
-  server = await sshd();
-  echo = await echoServer();
-});
-afterEach(async () => {
-  await Promise.all(supervisors.splice(0).map((s) => s.shutdown()));
-});
-afterAll(async () => {
-  await echo.close();
-  await server.kill();
-});
+const fx = sharedServers();
 
 async function supervisor(): Promise<SupervisorApi> {
-  const sup = await createSupervisor({ sshBin: 'ssh', sshConfigPath: server.sshConfigPath, stateDir: tempDir(), mode: 'default' });
-  supervisors.push(sup);
+  const sup = await createSupervisor({ sshBin: 'ssh', sshConfigPath: fx.server.sshConfigPath, stateDir: tempDir(), mode: 'default' });
+  fx.supervisors.push(sup);
   return sup;
 }
 
 const tunnel = (name: string, localPort: number) =>
-  spec({ name, remote_host: 'testhost', remote_port: echo.port, local_port: localPort, direction: 'remote_to_local' });
+  spec({ name, remote_host: 'testhost', remote_port: fx.echo.port, local_port: localPort, direction: 'remote_to_local' });
 
 /** Connects to `p` over and over until stopped; counts the connections refused. */
 function keepConnecting(p: number): { stop(): Promise<{ tries: number; refused: number }> } {

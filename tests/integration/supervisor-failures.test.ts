@@ -4,18 +4,16 @@ import { execFileSync } from 'node:child_process';
 import net from 'node:net';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createSupervisor } from '../../src/supervisor/index.js';
 import type { SupervisorApi } from '../../src/supervisor/index.js';
-import { echoServer, port, roundTrip, sleep, spec, sshd, tempDir, waitFor, waitState, type Sshd } from './supervisor-fixture.js';
+import { port, roundTrip, sharedServers, sleep, spec, type Sshd, sshd, tempDir, waitFor, waitState } from './supervisor-fixture.js';
 
-let server: Sshd;
-let echo: { port: number; close(): Promise<void> };
-const supervisors: SupervisorApi[] = [];
+const fx = sharedServers();
 
-async function supervisor(sshConfigPath = server.sshConfigPath, stateDir = tempDir()): Promise<SupervisorApi> {
+async function supervisor(sshConfigPath = fx.server.sshConfigPath, stateDir = tempDir()): Promise<SupervisorApi> {
   const sup = await createSupervisor({ sshBin: 'ssh', sshConfigPath, stateDir, mode: 'default' });
-  supervisors.push(sup);
+  fx.supervisors.push(sup);
   return sup;
 }
 
@@ -31,25 +29,11 @@ function occupy(p: number, host = '127.0.0.1'): Promise<net.Server> {
 }
 const release = (srv: net.Server) => new Promise<void>((r) => srv.close(() => r()));
 
-beforeAll(async () => {
-  server = await sshd();
-  echo = await echoServer();
-});
-
-afterEach(async () => {
-  await Promise.all(supervisors.splice(0).map((s) => s.shutdown()));
-});
-
-afterAll(async () => {
-  await echo.close();
-  await server.kill();
-});
-
 describe('failures a retry will not fix', () => {
   it('a refused key is FAILED with the authentication reason, and ssh is not tried again', async () => {
     const sup = await supervisor();
-    const t = spec({ name: 'bad', remote_host: 'badkey', remote_port: echo.port, local_port: await port(), direction: 'remote_to_local' });
-    const before = refusedLogins(server);
+    const t = spec({ name: 'bad', remote_host: 'badkey', remote_port: fx.echo.port, local_port: await port(), direction: 'remote_to_local' });
+    const before = refusedLogins(fx.server);
     await sup.apply([t]);
     const failed = await waitState(sup, t.hash, 'FAILED');
     expect(failed.last_error).toMatch(/^authentication failed: .*Permission denied \(publickey\)/);
@@ -57,19 +41,19 @@ describe('failures a retry will not fix', () => {
     expect(failed.next_retry_at).toBeNull();
     expect(failed.last_exit?.code).toBe(255);
     await sleep(3_000);
-    expect(refusedLogins(server) - before).toBe(1);
+    expect(refusedLogins(fx.server) - before).toBe(1);
     expect(sup.status(t.hash)?.status).toBe('FAILED');
     expect(sup.status(t.hash)?.restarts).toBe(0);
   });
 
   it('an explicit start tries a FAILED tunnel again', async () => {
     const sup = await supervisor();
-    const t = spec({ name: 'bad2', remote_host: 'badkey', remote_port: echo.port, local_port: await port(), direction: 'remote_to_local' });
+    const t = spec({ name: 'bad2', remote_host: 'badkey', remote_port: fx.echo.port, local_port: await port(), direction: 'remote_to_local' });
     await sup.apply([t]);
     await waitState(sup, t.hash, 'FAILED');
-    const before = refusedLogins(server);
+    const before = refusedLogins(fx.server);
     await sup.start(t.hash);
-    await waitFor('a second attempt', () => refusedLogins(server) > before);
+    await waitFor('a second attempt', () => refusedLogins(fx.server) > before);
     await waitState(sup, t.hash, 'FAILED');
   });
 
@@ -83,19 +67,19 @@ describe('failures a retry will not fix', () => {
 
   it('a changed host key is FAILED; the state dir known_hosts is listed first and receives new keys', async () => {
     const stateDir = tempDir();
-    const okSup = await supervisor(server.sshConfigPath, stateDir);
-    const t = spec({ name: 'hk', remote_host: 'testhost', remote_port: echo.port, local_port: await port(), direction: 'remote_to_local' });
+    const okSup = await supervisor(fx.server.sshConfigPath, stateDir);
+    const t = spec({ name: 'hk', remote_host: 'testhost', remote_port: fx.echo.port, local_port: await port(), direction: 'remote_to_local' });
     await okSup.apply([t]);
     await waitState(okSup, t.hash, 'RUNNING');
     const known = join(stateDir, 'known_hosts');
-    expect(readFileSync(known, 'utf8')).toContain(`[127.0.0.1]:${server.port}`);
+    expect(readFileSync(known, 'utf8')).toContain(`[127.0.0.1]:${fx.server.port}`);
     await okSup.shutdown();
 
     const fake = join(tempDir(), 'fake');
     execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', fake]);
     const fakeKey = readFileSync(`${fake}.pub`, 'utf8').split(' ').slice(0, 2).join(' ');
-    writeFileSync(known, `[127.0.0.1]:${server.port} ${fakeKey}\n`);
-    const sup = await supervisor(server.sshConfigPath, stateDir);
+    writeFileSync(known, `[127.0.0.1]:${fx.server.port} ${fakeKey}\n`);
+    const sup = await supervisor(fx.server.sshConfigPath, stateDir);
     await sup.apply([t]);
     const failed = await waitState(sup, t.hash, 'FAILED');
     expect(failed.last_error).toMatch(/^host key verification failed: /);
@@ -107,7 +91,7 @@ describe('failures a retry fixes', () => {
     const sup = await supervisor();
     const local = await port();
     const blocker = await occupy(local);
-    const t = spec({ name: 'busy', remote_host: 'testhost', remote_port: echo.port, local_port: local, direction: 'remote_to_local' });
+    const t = spec({ name: 'busy', remote_host: 'testhost', remote_port: fx.echo.port, local_port: local, direction: 'remote_to_local' });
     await sup.apply([t]);
     const retrying = await waitState(sup, t.hash, 'RETRYING');
     expect(retrying.last_error).toMatch(/^local port is busy: bind \[127\.0\.0\.1\]:\d+: Address already in use/);
@@ -121,7 +105,7 @@ describe('failures a retry fixes', () => {
     const sup = await supervisor();
     const remote = await port();
     const blocker = await occupy(remote);
-    const t = spec({ name: 'rbusy', remote_host: 'testhost', remote_port: `127.0.0.1:${remote}`, local_port: echo.port, direction: 'local_to_remote' });
+    const t = spec({ name: 'rbusy', remote_host: 'testhost', remote_port: `127.0.0.1:${remote}`, local_port: fx.echo.port, direction: 'local_to_remote' });
     await sup.apply([t]);
     const retrying = await waitState(sup, t.hash, 'RETRYING');
     expect(retrying.last_error).toMatch(/^remote forward refused by the server: (Error: )?remote port forwarding failed for listen port \d+ \(the port may be taken on the server\)/);
@@ -132,7 +116,7 @@ describe('failures a retry fixes', () => {
 
   it('a remote bind address the server cannot take names GatewayPorts', async () => {
     const sup = await supervisor();
-    const t = spec({ name: 'gw', remote_host: 'testhost', remote_port: `10.255.255.1:${await port()}`, local_port: echo.port, direction: 'local_to_remote' });
+    const t = spec({ name: 'gw', remote_host: 'testhost', remote_port: `10.255.255.1:${await port()}`, local_port: fx.echo.port, direction: 'local_to_remote' });
     await sup.apply([t]);
     const retrying = await waitState(sup, t.hash, 'RETRYING');
     expect(retrying.last_error).toMatch(/GatewayPorts clientspecified.*10\.255\.255\.1/);
@@ -143,7 +127,7 @@ describe('failures a retry fixes', () => {
     try {
       const sup = await supervisor(own.sshConfigPath);
       const local = await port();
-      const t = spec({ name: 'down', remote_host: 'testhost', remote_port: echo.port, local_port: local, direction: 'remote_to_local' });
+      const t = spec({ name: 'down', remote_host: 'testhost', remote_port: fx.echo.port, local_port: local, direction: 'remote_to_local' });
       await sup.apply([t]);
       const first = await waitState(sup, t.hash, 'RUNNING');
       await own.kill();

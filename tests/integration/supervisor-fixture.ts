@@ -1,9 +1,10 @@
 // Helpers for the supervisor's integration tests: tunnel specs as the config loader
-// would build them, a TCP echo server, and polling.
+// would build them, a TCP echo server, the servers a file's tests share, and polling.
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 // @ts-expect-error plain JS helper shared with the scripts
 import { freePort, portIsFree, startSshd } from '../../scripts/lib/sshd.mjs';
 import { parseEndpoint } from '../../src/tunnel/endpoint.js';
@@ -68,6 +69,49 @@ export function spec(input: SpecInput): TunnelSpec {
     ...(input.shared === false ? { shared: false as const } : {}),
     written: { ...input },
     line: 1,
+  };
+}
+
+/** What a file's tests share: one real sshd, one echo server, and the supervisors its tests start. */
+export interface SharedServers {
+  readonly server: Sshd;
+  readonly echo: { port: number; close(): Promise<void> };
+  /** Every supervisor a test starts goes here: each is shut down after its test. */
+  readonly supervisors: SupervisorApi[];
+}
+
+/**
+ * Starts the sshd and the echo server before the file's tests and stops them after,
+ * shutting down after each test the supervisors it pushed. Call it at the top of the
+ * file; `server` and `echo` are there from its first test on.
+ */
+export function sharedServers(): SharedServers {
+  let server: Sshd | undefined;
+  let echo: SharedServers['echo'] | undefined;
+  const supervisors: SupervisorApi[] = [];
+  beforeAll(async () => {
+    server = await sshd();
+    echo = await echoServer();
+  });
+  afterEach(async () => {
+    await Promise.all(supervisors.splice(0).map((s) => s.shutdown()));
+  });
+  afterAll(async () => {
+    await echo?.close();
+    await server?.kill();
+  });
+  const started = <T>(what: string, value: T | undefined): T => {
+    if (value === undefined) throw new Error(`the shared ${what} is started before the file's first test`);
+    return value;
+  };
+  return {
+    get server() {
+      return started('sshd', server);
+    },
+    get echo() {
+      return started('echo server', echo);
+    },
+    supervisors,
   };
 }
 

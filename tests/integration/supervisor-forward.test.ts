@@ -2,40 +2,24 @@
 // back, stop and shutdown leave no child behind.
 import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createSupervisor } from '../../src/supervisor/index.js';
 import type { SupervisorApi, SupervisorEvent } from '../../src/supervisor/index.js';
-import { alive, echoServer, isFree, port, roundTrip, spec, sshd, tempDir, waitFor, waitState, type Sshd } from './supervisor-fixture.js';
+import { alive, isFree, port, roundTrip, sharedServers, spec, tempDir, waitFor, waitState } from './supervisor-fixture.js';
 
-let server: Sshd;
-let echo: { port: number; close(): Promise<void> };
-const supervisors: SupervisorApi[] = [];
+const fx = sharedServers();
 
 async function supervisor(stateDir = tempDir()): Promise<SupervisorApi> {
-  const sup = await createSupervisor({ sshBin: 'ssh', sshConfigPath: server.sshConfigPath, stateDir, mode: 'default' });
-  supervisors.push(sup);
+  const sup = await createSupervisor({ sshBin: 'ssh', sshConfigPath: fx.server.sshConfigPath, stateDir, mode: 'default' });
+  fx.supervisors.push(sup);
   return sup;
 }
-
-beforeAll(async () => {
-  server = await sshd();
-  echo = await echoServer();
-});
-
-afterEach(async () => {
-  await Promise.all(supervisors.splice(0).map((s) => s.shutdown()));
-});
-
-afterAll(async () => {
-  await echo.close();
-  await server.kill();
-});
 
 describe('forwards', () => {
   it('remote_to_local (-L) carries data once RUNNING, and the forward is established when RUNNING is reported', async () => {
     const sup = await supervisor();
     const local = await port();
-    const t = spec({ name: 'l', remote_host: 'testhost', remote_port: echo.port, local_port: local, direction: 'remote_to_local' });
+    const t = spec({ name: 'l', remote_host: 'testhost', remote_port: fx.echo.port, local_port: local, direction: 'remote_to_local' });
     const report = await sup.apply([t]);
     expect(report.added).toEqual([t.hash]);
     const rec = await waitState(sup, t.hash, 'RUNNING');
@@ -50,7 +34,7 @@ describe('forwards', () => {
   it('local_to_remote (-R) carries data once RUNNING', async () => {
     const sup = await supervisor();
     const remote = await port();
-    const t = spec({ name: 'r', remote_host: 'testhost', remote_port: remote, local_port: echo.port, direction: 'local_to_remote' });
+    const t = spec({ name: 'r', remote_host: 'testhost', remote_port: remote, local_port: fx.echo.port, direction: 'local_to_remote' });
     await sup.apply([t]);
     await waitState(sup, t.hash, 'RUNNING');
     expect(await roundTrip(remote)).toBe(true);
@@ -60,8 +44,8 @@ describe('forwards', () => {
     const sup = await supervisor();
     const local = await port();
     const remote = await port();
-    const l = spec({ name: 'l2', remote_host: 'testhost', remote_port: `127.0.0.1:${echo.port}`, local_port: `127.0.0.2:${local}`, direction: 'remote_to_local' });
-    const r = spec({ name: 'r2', remote_host: 'testhost', remote_port: `127.0.0.1:${remote}`, local_port: `127.0.0.1:${echo.port}`, direction: 'local_to_remote' });
+    const l = spec({ name: 'l2', remote_host: 'testhost', remote_port: `127.0.0.1:${fx.echo.port}`, local_port: `127.0.0.2:${local}`, direction: 'remote_to_local' });
+    const r = spec({ name: 'r2', remote_host: 'testhost', remote_port: `127.0.0.1:${remote}`, local_port: `127.0.0.1:${fx.echo.port}`, direction: 'local_to_remote' });
     await sup.apply([l, r]);
     await waitState(sup, l.hash, 'RUNNING');
     await waitState(sup, r.hash, 'RUNNING');
@@ -71,10 +55,10 @@ describe('forwards', () => {
   });
 
   it('ssh-standard mode swaps the flags: local_to_remote is -L', async () => {
-    const sup = await createSupervisor({ sshBin: 'ssh', sshConfigPath: server.sshConfigPath, stateDir: tempDir(), mode: 'ssh-standard' });
-    supervisors.push(sup);
+    const sup = await createSupervisor({ sshBin: 'ssh', sshConfigPath: fx.server.sshConfigPath, stateDir: tempDir(), mode: 'ssh-standard' });
+    fx.supervisors.push(sup);
     const local = await port();
-    const t = spec({ name: 'std', remote_host: 'testhost', remote_port: echo.port, local_port: local, direction: 'local_to_remote' });
+    const t = spec({ name: 'std', remote_host: 'testhost', remote_port: fx.echo.port, local_port: local, direction: 'local_to_remote' });
     await sup.apply([t]);
     await waitState(sup, t.hash, 'RUNNING');
     expect(await roundTrip(local)).toBe(true);
@@ -85,14 +69,14 @@ describe('many tunnels to one host', () => {
   it('start together without sshd dropping any (logins are paced)', async () => {
     const sup = await supervisor();
     const specs = await Promise.all(
-      Array.from({ length: 16 }, async (_, i) => spec({ name: `m${i}`, remote_host: 'testhost', remote_port: echo.port, local_port: await port(), direction: 'remote_to_local' })),
+      Array.from({ length: 16 }, async (_, i) => spec({ name: `m${i}`, remote_host: 'testhost', remote_port: fx.echo.port, local_port: await port(), direction: 'remote_to_local' })),
     );
     await sup.apply(specs);
     for (const t of specs) await waitState(sup, t.hash, 'RUNNING', 30_000);
     // No attempt was lost to MaxStartups and retried.
     const retried = sup.statuses().filter((s) => s.restarts > 0);
     expect(retried.map((s) => sup.logs(s.hash)?.filter((l) => l.includes('exited')))).toEqual([]);
-    expect(server.log).not.toContain('drop connection');
+    expect(fx.server.log).not.toContain('drop connection');
     const results = await Promise.all(specs.map((t) => roundTrip(t.local_port.port)));
     expect(results.every(Boolean)).toBe(true);
   });
@@ -104,7 +88,7 @@ describe('supervision', () => {
     const events: SupervisorEvent[] = [];
     sup.subscribe((e) => events.push(e));
     const local = await port();
-    const t = spec({ name: 'k', remote_host: 'testhost', remote_port: echo.port, local_port: local, direction: 'remote_to_local' });
+    const t = spec({ name: 'k', remote_host: 'testhost', remote_port: fx.echo.port, local_port: local, direction: 'remote_to_local' });
     await sup.apply([t]);
     const first = await waitState(sup, t.hash, 'RUNNING');
     process.kill(first.pid as number, 'SIGKILL');
@@ -125,7 +109,7 @@ describe('supervision', () => {
   it('stop() ends the child, frees the port and keeps the log; start() brings it back', async () => {
     const sup = await supervisor();
     const local = await port();
-    const t = spec({ name: 's', remote_host: 'testhost', remote_port: echo.port, local_port: local, direction: 'remote_to_local' });
+    const t = spec({ name: 's', remote_host: 'testhost', remote_port: fx.echo.port, local_port: local, direction: 'remote_to_local' });
     await sup.apply([t]);
     const running = await waitState(sup, t.hash, 'RUNNING');
     const stopped = await sup.stop(t.hash);
@@ -146,7 +130,7 @@ describe('supervision', () => {
   it('shutdown() leaves no ssh child and refuses further changes', async () => {
     const sup = await supervisor();
     const specs = await Promise.all(
-      [1, 2, 3].map(async (i) => spec({ name: `sh${i}`, remote_host: 'testhost', remote_port: echo.port, local_port: await port(), direction: 'remote_to_local' })),
+      [1, 2, 3].map(async (i) => spec({ name: `sh${i}`, remote_host: 'testhost', remote_port: fx.echo.port, local_port: await port(), direction: 'remote_to_local' })),
     );
     await sup.apply(specs);
     const pids = await Promise.all(specs.map(async (s) => (await waitState(sup, s.hash, 'RUNNING')).pid as number));
@@ -175,10 +159,10 @@ exec ssh "$@"
 `,
     );
     chmodSync(bin, 0o755);
-    const sup = await createSupervisor({ sshBin: bin, sshConfigPath: server.sshConfigPath, stateDir: tempDir(), mode: 'default' });
-    supervisors.push(sup);
-    const kept = spec({ name: 'kept', remote_host: 'testhost', remote_port: echo.port, local_port: await port(), direction: 'remote_to_local', ssh_options: { ServerAliveCountMax: '4' } });
-    const added = spec({ name: 'added', remote_host: 'testhost', remote_port: echo.port, local_port: await port(), direction: 'remote_to_local' });
+    const sup = await createSupervisor({ sshBin: bin, sshConfigPath: fx.server.sshConfigPath, stateDir: tempDir(), mode: 'default' });
+    fx.supervisors.push(sup);
+    const kept = spec({ name: 'kept', remote_host: 'testhost', remote_port: fx.echo.port, local_port: await port(), direction: 'remote_to_local', ssh_options: { ServerAliveCountMax: '4' } });
+    const added = spec({ name: 'added', remote_host: 'testhost', remote_port: fx.echo.port, local_port: await port(), direction: 'remote_to_local' });
     await sup.apply([kept]);
     const keptPid = (await waitState(sup, kept.hash, 'RUNNING')).pid;
     writeFileSync(join(dir, 'hold'), '');

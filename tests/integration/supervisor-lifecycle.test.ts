@@ -4,40 +4,24 @@ import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createSupervisor } from '../../src/supervisor/index.js';
 import type { SupervisorApi } from '../../src/supervisor/index.js';
 import type { StatusRecord } from '../../src/tunnel/status.js';
-import { alive, echoServer, isFree, port, roundTrip, spec, sshd, tempDir, waitFor, waitState, type Sshd } from './supervisor-fixture.js';
+import { alive, isFree, port, roundTrip, sharedServers, spec, tempDir, waitFor, waitState } from './supervisor-fixture.js';
 
 const REPO = resolve(import.meta.dirname, '../..');
 
-let server: Sshd;
-let echo: { port: number; close(): Promise<void> };
-const supervisors: SupervisorApi[] = [];
+const fx = sharedServers();
 
 async function supervisor(stateDir: string): Promise<SupervisorApi> {
-  const sup = await createSupervisor({ sshBin: 'ssh', sshConfigPath: server.sshConfigPath, stateDir, mode: 'default' });
-  supervisors.push(sup);
+  const sup = await createSupervisor({ sshBin: 'ssh', sshConfigPath: fx.server.sshConfigPath, stateDir, mode: 'default' });
+  fx.supervisors.push(sup);
   return sup;
 }
 
 const tunnel = async (name: string, extra: Partial<Parameters<typeof spec>[0]> = {}) =>
-  spec({ name, remote_host: 'testhost', remote_port: echo.port, local_port: await port(), direction: 'remote_to_local', ...extra });
-
-beforeAll(async () => {
-  server = await sshd();
-  echo = await echoServer();
-});
-
-afterEach(async () => {
-  await Promise.all(supervisors.splice(0).map((s) => s.shutdown()));
-});
-
-afterAll(async () => {
-  await echo.close();
-  await server.kill();
-});
+  spec({ name, remote_host: 'testhost', remote_port: fx.echo.port, local_port: await port(), direction: 'remote_to_local', ...extra });
 
 describe('desired state', () => {
   it('a tunnel stopped by hand stays stopped across a reload and a new supervisor, until started by hand', async () => {
@@ -177,7 +161,7 @@ describe('apply', () => {
     const bad = await tunnel('bad', { remote_host: 'badkey' });
     await sup.apply([bad]);
     await waitState(sup, bad.hash, 'FAILED');
-    const refusedLogins = () => server.log.split('\n').filter((l) => l.startsWith('Failed publickey')).length;
+    const refusedLogins = () => fx.server.log.split('\n').filter((l) => l.startsWith('Failed publickey')).length;
     const before = refusedLogins();
     const edited = { ...bad, ssh_options: { IdentitiesOnly: 'yes' } };
     const report = await sup.apply([edited]);
@@ -216,7 +200,7 @@ describe('a predecessor killed with SIGKILL', () => {
   it('has its ssh child ended by the next supervisor on the same state dir', async () => {
     const stateDir = tempDir();
     const t = await tunnel('orphan');
-    const child = spawn(process.execPath, [join(buildDir, 'run.mjs'), stateDir, server.sshConfigPath, JSON.stringify([t])], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [join(buildDir, 'run.mjs'), stateDir, fx.server.sshConfigPath, JSON.stringify([t])], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (d) => (out += String(d)));
     const record = await waitFor('the child supervisor to report RUNNING', () => {
