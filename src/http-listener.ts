@@ -10,6 +10,13 @@ import type { Duplex } from 'node:stream';
 
 export type RequestListener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
+/** The path of a request target, without its query. */
+export function pathOf(url: string | undefined): string {
+  if (url === undefined) return '/';
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}
+
 /** The JSON body of an error answered outside the apps. */
 export function errorBody(code: string, message: string): string {
   return JSON.stringify({ error: { message, type: 'invalid_request_error', param: null, code } });

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { errorBody, type RequestListener } from './http-listener.js';
+import { errorBody, pathOf, type RequestListener } from './http-listener.js';
 import { hostAllowed, isLoopbackName, isStateChanging, originAllowed, type HostPolicy } from './request-guard.js';
 
 /** What a listener answers to; read on every request, since `cors_origins` reloads with the config. */
@@ -27,13 +27,6 @@ export interface Refusal {
 }
 
 const isV1 = (path: string): boolean => path === '/v1' || path.startsWith('/v1/');
-
-/** The path of a request target, without its query. */
-function pathOf(url: string | undefined): string {
-  if (url === undefined) return '/';
-  const q = url.indexOf('?');
-  return q === -1 ? url : url.slice(0, q);
-}
 
 const shown = (text: string): string => JSON.stringify(text.slice(0, 200));
 

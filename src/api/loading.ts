@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { pathOf } from '../http-listener.js';
 import { bearerCheck, isOpenPath } from './auth.js';
 import type { EngineApi } from './engine-api.js';
 import type { ApiErrorBody } from './types.js';
@@ -25,8 +26,7 @@ const TEXT = JSON.stringify(BODY);
 
 /** /health answers while loading (and says so); everything else waits for the load. */
 function openWhileLoading(url: string | undefined): boolean {
-  const path = (url ?? '/').split('?')[0];
-  return path === '/health';
+  return pathOf(url) === '/health';
 }
 
 /**
@@ -54,7 +54,7 @@ export function loadingAudience(tokens: readonly string[] | null): LoadingAudien
   if (tokens === null || tokens.length === 0) return null;
   const accepted = bearerCheck(tokens);
   return (req) => {
-    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const path = pathOf(req.url);
     return !PLAIN_PATH.test(path) || isOpenPath(path) || accepted(req.headers.authorization);
   };
 }
