@@ -17,6 +17,17 @@ export function pathOf(url: string | undefined): string {
   return q === -1 ? url : url.slice(0, q);
 }
 
+/**
+ * True for a path every layer reads as written: no percent-encoding, backslash,
+ * doubled slash or dot segment, which the adapter or the router may resolve into
+ * another path (Hono routes `/%761/models` and `/list/../v1/models` to /v1). A rule
+ * that depends on the path decides a path that is not plain as strictly as any path
+ * it could become.
+ */
+export function isPlainPath(path: string): boolean {
+  return !/[%\\]|\/\/|(?:^|\/)\.\.?(?:\/|$)/.test(path);
+}
+
 /** The JSON body of an error answered outside the apps. */
 export function errorBody(code: string, message: string): string {
   return JSON.stringify({ error: { message, type: 'invalid_request_error', param: null, code } });

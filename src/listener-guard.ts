@@ -118,7 +118,7 @@ export function guardRequests(listener: RequestListener, policy: ListenerPolicy)
     const refused = refusalOf(req, policy, hostOk);
     if (refused === null) return listener(req, res);
     const shaped = isV1(pathOf(req.url)) ? policy.v1ErrorJson?.(req, refused) : undefined;
-    answer(res, refused, shaped ?? errorBody(refused.code, refused.message));
+    answerRefusal(res, refused, shaped ?? errorBody(refused.code, refused.message));
   };
 }
 
@@ -127,17 +127,21 @@ export function guardUpgrade(handler: (req: IncomingMessage, socket: Duplex, hea
   return (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     const refused = refusalOf(req, policy);
     if (refused === null) return handler(req, socket, head);
-    socket.on('error', () => socket.destroy());
-    const body = errorBody(refused.code, refused.message);
-    socket.end(`HTTP/1.1 ${refused.status} ${refused.status === 403 ? 'Forbidden' : 'Unsupported Media Type'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${randomUUID()}\r\nconnection: close\r\n\r\n${body}`);
+    refuseUpgrade(socket, refused, errorBody(refused.code, refused.message));
   };
+}
+
+/** A refusal answered on the raw socket of an upgrade, which then closes. */
+export function refuseUpgrade(socket: Duplex, refused: Refusal, body: string): void {
+  socket.on('error', () => socket.destroy());
+  socket.end(`HTTP/1.1 ${refused.status} ${refused.status === 403 ? 'Forbidden' : 'Unsupported Media Type'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${randomUUID()}\r\nconnection: close\r\n\r\n${body}`);
 }
 
 /**
  * A refusal's answer. The connection closes after it: a body the request may still be
  * sending is not read.
  */
-function answer(res: ServerResponse, refused: Refusal, body: string): void {
+export function answerRefusal(res: ServerResponse, refused: Refusal, body: string): void {
   res.writeHead(refused.status, {
     'content-type': 'application/json',
     'content-length': Buffer.byteLength(body),

@@ -190,7 +190,7 @@ async function proxy(flags: Flags): Promise<void> {
   try {
     watcher = await watchConfig(settings.configPath, () => void load());
     await load();
-    const server = await startProxyServer({ host: settings.listen.host, port: settings.listen.port, allowedHosts: settings.allowedHosts, deps: { getConfig: () => current, env: process.env, log } });
+    const server = await startProxyServer({ host: settings.listen.host, port: settings.listen.port, allowedHosts: settings.allowedHosts, allowedAccounts: settings.allowedAccounts, deps: { getConfig: () => current, env: process.env, log } });
     log({ event: 'proxy_started', listen: showAddress(settings.listen.host, server.port) });
     process.on('SIGHUP', () => void load());
     const open = watcher;

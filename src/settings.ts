@@ -4,6 +4,7 @@ import { err, ok, type Result } from './result.js';
 import { hostName } from './request-guard.js';
 import { apiBaseUrl, apiPortListen, apiTokens, obsoleteWarnings } from './reference-env.js';
 import { DIRECTION_MODES, type DirectionMode } from './tunnel/spec.js';
+import { getentPasswd, readAllowedAccounts, type AllowedAccounts, type PasswdLookup } from './listener/account-names.js';
 
 /**
  * Reading the daemon's settings: each one a flag or an environment variable, the
@@ -29,6 +30,8 @@ export interface DaemonSettings {
   tokens: string[] | null;
   /** TUNNEL_API_ALLOWED_HOSTS: Host names the TCP listener answers to besides loopback and its address. */
   allowedHosts: string[];
+  /** TUNNEL_API_ALLOWED_USERS: the accounts besides this one and root that may use the TCP listener without a credential. */
+  allowedAccounts: AllowedAccounts;
   /** Settings that were set but are not used, each with why and what to do; logged at start. */
   warnings: string[];
 }
@@ -41,6 +44,8 @@ export interface PanelSettings {
   panelToken: string | null;
   sshConfigPath: string | null;
   mode: DirectionMode;
+  /** TUNNEL_API_ALLOWED_USERS, as for the daemon. */
+  allowedAccounts: AllowedAccounts;
   warnings: string[];
 }
 
@@ -50,6 +55,8 @@ export interface ProxySettings {
   mode: DirectionMode;
   /** TUNNEL_API_ALLOWED_HOSTS, as for the daemon. */
   allowedHosts: string[];
+  /** TUNNEL_API_ALLOWED_USERS, as for the daemon. */
+  allowedAccounts: AllowedAccounts;
   warnings: string[];
 }
 
@@ -61,6 +68,8 @@ export interface Account {
   hasUserSshConfig: boolean;
   defaultSocketPath: string;
   defaultStateDir: string;
+  /** Looks account names up (TUNNEL_API_ALLOWED_USERS); `getent passwd` unless given. */
+  lookup?: PasswdLookup;
 }
 
 export type Flags = Record<string, unknown>;
@@ -165,6 +174,7 @@ export function daemonSettings(flags: Flags, env: Env, account: Account): Result
     mode: readMode(flags, env, problems),
     tokens,
     allowedHosts: readAllowedHosts(env, problems),
+    allowedAccounts: readAllowedAccounts(env.TUNNEL_API_ALLOWED_USERS, account.lookup ?? getentPasswd, problems),
     warnings,
   };
   return done(settings, problems);
@@ -191,12 +201,13 @@ export function panelSettings(flags: Flags, env: Env, account: Account): Result<
     panelToken,
     sshConfigPath: sshConfig(flags, env, account),
     mode: readMode(flags, env, problems),
+    allowedAccounts: readAllowedAccounts(env.TUNNEL_API_ALLOWED_USERS, account.lookup ?? getentPasswd, problems),
     warnings,
   };
   return done(settings, problems);
 }
 
-export function proxySettings(flags: Flags, env: Env): Result<ProxySettings, string[]> {
+export function proxySettings(flags: Flags, env: Env, lookup: PasswdLookup = getentPasswd): Result<ProxySettings, string[]> {
   const problems: string[] = [];
   const warnings = obsoleteWarnings(env);
   const settings: ProxySettings = {
@@ -204,6 +215,7 @@ export function proxySettings(flags: Flags, env: Env): Result<ProxySettings, str
     listen: readListen(flags, env, 'TUNNEL_API_LISTEN', DEFAULT_LISTEN, problems, apiListen(flags, env, warnings)),
     mode: readMode(flags, env, problems),
     allowedHosts: readAllowedHosts(env, problems),
+    allowedAccounts: readAllowedAccounts(env.TUNNEL_API_ALLOWED_USERS, lookup, problems),
     warnings,
   };
   return done(settings, problems);

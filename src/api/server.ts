@@ -4,8 +4,11 @@ import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener, RequestError } from '@hono/node-server';
 import type { Hono } from 'hono';
-import { answerParserErrors, closeEveryConnection, errorBody, LISTENER_OPTIONS, requireHost, type RequestListener } from '../http-listener.js';
+import { answerParserErrors, closeEveryConnection, errorBody, LISTENER_OPTIONS, pathOf, requireHost, type RequestListener } from '../http-listener.js';
 import { guardRequests, guardUpgrade, type ListenerPolicy } from '../listener-guard.js';
+import { guardAccounts, guardAccountsUpgrade, type AccountGate } from '../listener/account-gate.js';
+import { NO_OTHER_ACCOUNT, type AllowedAccounts } from '../listener/account-names.js';
+import { apiTokenCredential, daemonGuards, localGate, proxyKeysCredential } from '../listener/credentials.js';
 import { listenFailure, showAddress } from '../listen-failure.js';
 import { err, ok, type Result } from '../result.js';
 import { checkListenSecurity, type ListenAddress } from './listen.js';
@@ -47,7 +50,7 @@ export class ListenError extends Error {
  * `guard`: the browser guard (TCP only), after the target is made a path and before
  * the fast path, so that no route escapes it.
  */
-function serverFor(app: Hono, fast: FastPath | undefined, loading: () => boolean, audience: LoadingAudience, guard?: ListenerPolicy): Server {
+function serverFor(app: Hono, fast: FastPath | undefined, loading: () => boolean, audience: LoadingAudience, guard?: { browser: ListenerPolicy; accounts: AccountGate }): Server {
   const listener = getRequestListener(app.fetch, {
     hostname: 'localhost',
     errorHandler: (e) =>
@@ -64,11 +67,19 @@ function serverFor(app: Hono, fast: FastPath | undefined, loading: () => boolean
   const server = createServer(
     LISTENER_OPTIONS,
     // The control API's methods (PUT /config) and the proxy's (DELETE /v1/responses/{id}).
-    requireHost(guard === undefined ? served : guardRequests(served, guard), 'GET, HEAD, POST, PUT, DELETE, OPTIONS'),
+    requireHost(
+      guard === undefined ? served : guardAccounts(guardRequests(served, guard.browser), guard.accounts, (req, refused) => (isV1Path(req.url) ? guard.browser.v1ErrorJson?.(req, refused) : undefined)),
+      'GET, HEAD, POST, PUT, DELETE, OPTIONS',
+    ),
   );
   answerParserErrors(server);
   return server;
 }
+
+const isV1Path = (url: string | undefined): boolean => {
+  const path = pathOf(url);
+  return path === '/v1' || path.startsWith('/v1/');
+};
 
 const jsonError = (status: number, code: string, message: string): Response =>
   new Response(errorBody(code, message), { status, headers: { 'content-type': 'application/json' } });
@@ -118,6 +129,10 @@ export async function startListeners(opts: {
   corsOrigins?: () => readonly string[] | null;
   /** The body of a browser-guard refusal under /v1, in its clients' shape (the proxy's v1RefusalJson). */
   v1ErrorJson?: ListenerPolicy['v1ErrorJson'];
+  /** TUNNEL_API_ALLOWED_USERS: accounts besides this one and root let in without a credential (SPEC §6). */
+  allowedAccounts?: AllowedAccounts;
+  /** Whether the config in force has proxy keys (`proxy.api_keys` or `proxy.clients`), which let other accounts reach /v1; false unless told. */
+  proxyKeysSet?: () => boolean;
   /** True until the first load of the config file is done: every route but /health answers 503 `loading` (api/loading.ts), on TCP with tokens only to a request that passed the token. */
   loading?: () => boolean;
 }): Promise<Listeners> {
@@ -134,8 +149,10 @@ export async function startListeners(opts: {
   const guard: ListenerPolicy = { listenHost: host, allowedHosts: opts.allowedHosts ?? [], corsOrigins: opts.corsOrigins ?? (() => null), ...(opts.v1ErrorJson === undefined ? {} : { v1ErrorJson: opts.v1ErrorJson }) };
   // On TCP the token is checked before anyone learns the daemon is loading; the socket has no token.
   const tcpAudience = loadingAudience(opts.tokens);
-  const tcp = serverFor(opts.tcpApp, opts.tcpFastPath, loading, tcpAudience, guard);
-  if (opts.upgrade) tcp.on('upgrade', guardUpgrade(upgradeWith(opts.upgrade.tcp, tcpAudience), guard));
+  // And every TCP request passes the identity rule (SPEC §6, "No other account").
+  const accounts = localGate("this daemon's API", opts.allowedAccounts ?? NO_OTHER_ACCOUNT, daemonGuards(apiTokenCredential(opts.tokens), proxyKeysCredential(opts.proxyKeysSet ?? (() => false))));
+  const tcp = serverFor(opts.tcpApp, opts.tcpFastPath, loading, tcpAudience, { browser: guard, accounts });
+  if (opts.upgrade) tcp.on('upgrade', guardAccountsUpgrade(guardUpgrade(upgradeWith(opts.upgrade.tcp, tcpAudience), guard), accounts));
   const tcpUp = await listenOn(tcp, () => tcp.listen(port, host));
   if (!tcpUp.ok) throw new ListenError('tcp', listenFailure(shown, tcpUp.error));
 

@@ -2,6 +2,7 @@ import { mkdir, lstat, readdir, readFile, readlink, stat, unlink } from 'node:fs
 import net from 'node:net';
 import { dirname } from 'node:path';
 import { err, ok, type Result } from '../result.js';
+import { folderProblem } from '../listener/owned-path.js';
 
 const errno = (e: unknown): string | undefined => (e as NodeJS.ErrnoException | null)?.code;
 
@@ -45,14 +46,9 @@ export async function prepareSocketPath(path: string, uid: number | null): Promi
     return err(`cannot create the socket folder ${dir}: ${(e as Error).message}`);
   }
   const d = await stat(dir);
-  if (!d.isDirectory()) return err(`the socket folder ${dir} is not a folder`);
-  if (uid !== null && d.uid !== uid && d.uid !== 0) {
-    return err(`the socket folder ${dir} belongs to uid ${d.uid}, not to this user (uid ${uid}): remove it or choose another --socket`);
-  }
-  const sticky = (d.mode & 0o1000) !== 0;
-  if ((d.mode & 0o022) !== 0 && !sticky) {
-    return err(`the socket folder ${dir} is writable by other users, who could replace the socket: run chmod go-w ${dir}`);
-  }
+  // The rule tunnel-cli and the panel apply before they connect (listener/owned-path.ts).
+  const unsafe = folderProblem(dir, d, uid ?? d.uid);
+  if (unsafe !== null) return err(`cannot listen on ${path}: ${unsafe}; remove it or choose another --socket`);
 
   let st;
   try {

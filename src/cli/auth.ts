@@ -3,7 +3,9 @@
 // if it is stopped. Ctrl-C detaches (the login goes on and can be resumed); every
 // other key goes to ssh.
 import { setTimeout as sleep } from 'node:timers/promises';
+import type http from 'node:http';
 import WebSocket from 'ws';
+import { connectionFor } from './client.js';
 import { errorBodySchema, terminalServerMessageSchema } from '../api/schemas.js';
 import type { TerminalClientMessage } from '../api/types.js';
 import { EXIT } from './context.js';
@@ -26,13 +28,15 @@ export interface TerminalIo {
 }
 
 /** The WebSocket URL of a tunnel's login terminal, and the headers it needs (the token over HTTP). */
-export function terminalUrl(target: Target, hash: string): { url: string; headers: Record<string, string> } {
+export function terminalUrl(target: Target, hash: string): { url: string; headers: Record<string, string>; createConnection?: http.RequestOptions['createConnection'] } {
   const path = `/auth/${encodeURIComponent(hash)}`;
-  if (target.kind === 'socket') return { url: `ws+unix://${target.path}:${path}`, headers: {} };
+  const connect = connectionFor(target);
+  const how = connect === undefined ? {} : { createConnection: connect };
+  if (target.kind === 'socket') return { url: `ws+unix://${target.path}:${path}`, headers: {}, ...how };
   const base = new URL(target.url.href.endsWith('/') ? target.url.href : `${target.url.href}/`);
   base.protocol = base.protocol === 'https:' ? 'wss:' : 'ws:';
   const url = new URL(path.replace(/^\//, ''), base);
-  return { url: url.href, headers: target.token !== null ? { authorization: `Bearer ${target.token}` } : {} };
+  return { url: url.href, headers: target.token !== null ? { authorization: `Bearer ${target.token}` } : {}, ...how };
 }
 
 export function errorMessage(status: number, body: string): { code: string; message: string } {
@@ -75,13 +79,13 @@ const LOADING_POLL_MS = 200;
 
 /** One attempt; 'loading' (nothing said) when the daemon is still loading and `mayWait`. */
 function attachOnce(hash: string, target: Target, io: TerminalIo, mayWait: boolean): Promise<number | 'loading'> {
-  const { url, headers } = terminalUrl(target, hash);
+  const { url, headers, createConnection } = terminalUrl(target, hash);
   // In raw mode a bare \n does not return to the first column.
   let raw = false;
   const say = (text: string) => io.say(raw ? `\r\n${text}\r\n` : `${text}\n`);
 
   return new Promise((resolve) => {
-    const ws = new WebSocket(url, { headers, maxPayload: 1024 * 1024 });
+    const ws = new WebSocket(url, { headers, maxPayload: 1024 * 1024, ...(createConnection === undefined ? {} : { createConnection: createConnection as never }) });
     let settled = false;
     const cleanups: (() => void)[] = [];
     const finish = (code: number | 'loading', text: string | null) => {
@@ -102,6 +106,7 @@ function attachOnce(hash: string, target: Target, io: TerminalIo, mayWait: boole
       finish(EXIT.failed, `tunnel-cli: ${e.message}${hint}`);
     });
     ws.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'EUNTRUSTED') return finish(EXIT.unreachable, `tunnel-cli: refusing to talk to the daemon at ${describeTarget(target)}: ${e.message}`);
       const why = e.code === 'ENOENT' ? 'no such socket' : e.code === 'ECONNREFUSED' ? 'connection refused' : e.message;
       finish(EXIT.unreachable, `tunnel-cli: cannot reach the daemon at ${describeTarget(target)}: ${why}; is the daemon running?`);
     });

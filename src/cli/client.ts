@@ -3,6 +3,16 @@ import https from 'node:https';
 import { err, ok, type Result } from '../result.js';
 import { createSseReader, type SseItem } from '../api/sse-reader.js';
 import { describeTarget, type Target } from './target.js';
+import { trustedConnection } from '../listener/trusted-connect.js';
+
+/**
+ * How a connection to the daemon is made: only to a server the user owns, checked
+ * before a byte is sent (SPEC §6). A TLS URL is left to its certificate.
+ */
+export function connectionFor(target: Target): http.RequestOptions['createConnection'] | undefined {
+  if (target.kind === 'url' && target.url.protocol === 'https:') return undefined;
+  return trustedConnection(process.getuid?.() ?? 0) as unknown as http.RequestOptions['createConnection'];
+}
 
 /** A daemon answer: status and the body exactly as sent. */
 export interface ApiResponse {
@@ -18,16 +28,18 @@ export interface Unreachable {
 
 function requestOptions(target: Target, method: string, path: string): { mod: typeof http; options: http.RequestOptions } {
   if (target.kind === 'socket') {
-    return { mod: http, options: { socketPath: target.path, path, method, headers: { host: 'localhost' } } };
+    return { mod: http, options: { socketPath: target.path, path, method, headers: { host: 'localhost' }, createConnection: connectionFor(target) } };
   }
   const base = target.url.href.endsWith('/') ? target.url.href : `${target.url.href}/`;
   const url = new URL(path.replace(/^\//, ''), base);
   const headers: Record<string, string> = {};
   if (target.token !== null) headers.authorization = `Bearer ${target.token}`;
-  return { mod: url.protocol === 'https:' ? (https as unknown as typeof http) : http, options: { method, headers, hostname: url.hostname.replace(/^\[|\]$/g, ''), port: url.port || undefined, path: url.pathname + url.search } };
+  return { mod: url.protocol === 'https:' ? (https as unknown as typeof http) : http, options: { method, headers, hostname: url.hostname.replace(/^\[|\]$/g, ''), port: url.port || undefined, path: url.pathname + url.search, ...(url.protocol === 'https:' ? {} : { createConnection: connectionFor(target) }) } };
 }
 
 function unreachable(target: Target, e: NodeJS.ErrnoException): Unreachable {
+  // A server the user does not own: the message says whose it is and what to do; nothing was sent.
+  if (e.code === 'EUNTRUSTED') return { reason: 'unreachable', message: `refusing to talk to the daemon at ${describeTarget(target)}: ${e.message}` };
   const where = describeTarget(target);
   const how = target.kind === 'socket'
     ? 'is the daemon running? Start it with `tunnel-manager`, or pass --socket PATH / --url URL'

@@ -23,9 +23,9 @@ export type Peek =
 
 /** Looks at the login of `hash` for at most `timeoutMs`. */
 export function peekLogin(target: Target, hash: string, timeoutMs: number): Promise<Peek> {
-  const { url, headers } = terminalUrl(target, hash);
+  const { url, headers, createConnection } = terminalUrl(target, hash);
   return new Promise((resolve) => {
-    const ws = new WebSocket(url, { headers, maxPayload: 1024 * 1024 });
+    const ws = new WebSocket(url, { headers, maxPayload: 1024 * 1024, ...(createConnection === undefined ? {} : { createConnection: createConnection as never }) });
     let attached = false;
     let settled = false;
     const done = (p: Peek) => {

@@ -8,6 +8,7 @@ import { watchConfig } from '../config/watch.js';
 import { ConfigStore, defaultBackupDir } from '../config-edit/store.js';
 import { createProxyApp, createProxyMetrics, v1RefusalJson } from '../proxy/index.js';
 import { createSupervisor } from '../supervisor/index.js';
+import { proxyHasKeys } from '../listener/credentials.js';
 import { createConfigInForce, type ConfigInForce } from './config-in-force.js';
 import { localEndOf, tunnelListeningOn } from './local-tunnel.js';
 import type { Log } from './log.js';
@@ -95,6 +96,8 @@ export async function startDaemon(settings: DaemonSettings, log: Log, env: NodeJ
       socketPath: settings.socketPath,
       tokens: settings.tokens,
       allowedHosts: settings.allowedHosts,
+      allowedAccounts: settings.allowedAccounts,
+      proxyKeysSet: () => proxyHasKeys(engine.config().proxy),
       corsOrigins: () => engine.config().proxy?.cors_origins ?? null,
       v1ErrorJson: v1RefusalJson,
       loading: () => stillLoading(engine),

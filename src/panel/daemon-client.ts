@@ -1,4 +1,6 @@
+import { Agent, fetch as undiciFetch } from 'undici';
 import { err, ok, type Result } from '../result.js';
+import { trustedConnection } from '../listener/trusted-connect.js';
 import { httpFailure, networkFailure, type DaemonFailure } from './daemon-failure.js';
 
 export type { DaemonFailure } from './daemon-failure.js';
@@ -36,8 +38,19 @@ export interface DaemonClientOptions {
   eventsOpenTimeoutMs?: number;
 }
 
+/**
+ * fetch that connects only to a daemon the user owns (SPEC §6): the token goes to no
+ * other account's server on the daemon's port. A TLS URL is left to its certificate.
+ */
+function trustedFetch(apiUrl: string): typeof fetch {
+  if (new URL(apiUrl).protocol !== 'http:') return fetch;
+  const connect = trustedConnection(process.getuid?.() ?? 0);
+  const dispatcher = new Agent({ connect: (o, done) => connect({ hostname: o.hostname, port: o.port === '' ? 80 : Number(o.port) }, done as never) });
+  return ((input: string, init?: RequestInit) => undiciFetch(input, { ...(init as object), dispatcher })) as unknown as typeof fetch;
+}
+
 export function createDaemonClient(apiUrl: string, token: string | null, opts: DaemonClientOptions = {}): DaemonClient {
-  const fetchImpl = opts.fetchImpl ?? fetch;
+  const fetchImpl = opts.fetchImpl ?? trustedFetch(apiUrl);
   const base = new URL(apiUrl);
   base.username = '';
   base.password = '';

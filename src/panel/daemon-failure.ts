@@ -44,6 +44,8 @@ export function networkFailure(where: string, errno: string | undefined, timedOu
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
       return connection('daemon_unresolved', `the host name of ${where} is not known; check --api or TUNNEL_API_URL`, { where });
+    case 'EUNTRUSTED':
+      return connection('daemon_wrong_service', `${where} is served by another account of this machine, not by yours or root: it is not your daemon, and nothing was sent to it; stop that server, or point --api or TUNNEL_API_URL at your daemon`, { where, detail: errno });
     case 'HPE_INVALID_CONSTANT':
     case 'HPE_INVALID_VERSION':
     case 'UND_ERR_SOCKET':

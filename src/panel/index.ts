@@ -1,5 +1,9 @@
+import { createServer } from 'node:http';
 import { homedir } from 'node:os';
-import { serve, type ServerType } from '@hono/node-server';
+import { getRequestListener } from '@hono/node-server';
+import { guardAccounts, guardAccountsUpgrade } from '../listener/account-gate.js';
+import { localGate, panelPasswordCredential } from '../listener/credentials.js';
+import { NO_OTHER_ACCOUNT } from '../listener/account-names.js';
 import { listenFailure, showAddress } from '../listen-failure.js';
 import { panelListenProblem, type PanelSettings } from '../settings.js';
 import { createPanelApp } from './app.js';
@@ -12,7 +16,9 @@ import { readSshHosts } from './ssh-hosts.js';
 import { createTerminalBridge } from './terminal-bridge.js';
 
 /** The panel's settings (read by src/settings.ts, the one settings reader), plus what tests may change. */
-export interface PanelOptions extends Omit<PanelSettings, 'warnings'> {
+export interface PanelOptions extends Omit<PanelSettings, 'warnings' | 'allowedAccounts'> {
+  /** TUNNEL_API_ALLOWED_USERS; none unless given. */
+  allowedAccounts?: PanelSettings['allowedAccounts'];
   /** Where previous versions of the config are kept; default `.panel-backups` next to the file. */
   backupDir?: string;
   /** How many backups to keep; default 10. */
@@ -69,11 +75,17 @@ export async function startPanel(opts: PanelOptions): Promise<RunningPanel> {
     log,
   });
 
-  const server: ServerType = await new Promise((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: host, port }, () => resolve(s));
-    s.once('error', (e) => reject(new Error(listenFailure(showAddress(host, port), e))));
+  // The identity rule (SPEC §6) before every page, API call and terminal: without a
+  // password the panel is the owner's alone, as the daemon's API is.
+  const passwordGuard = [panelPasswordCredential(password)];
+  const accounts = localGate('this web panel', opts.allowedAccounts ?? NO_OTHER_ACCOUNT, () => passwordGuard);
+  const listener = getRequestListener(app.fetch);
+  const server = createServer(guardAccounts((req, res) => void listener(req, res), accounts));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (e) => reject(new Error(listenFailure(showAddress(host, port), e))));
+    server.listen(port, host, () => resolve());
   });
-  server.on('upgrade', (req, socket, head) => terminals.upgrade(req, socket, head));
+  server.on('upgrade', guardAccountsUpgrade((req, socket, head) => terminals.upgrade(req, socket, head), accounts));
   const address = server.address();
   const bound = typeof address === 'object' && address !== null ? address.port : port;
 

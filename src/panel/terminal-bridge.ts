@@ -9,6 +9,7 @@ import WebSocket, { WebSocketServer, type RawData } from 'ws';
 import { SESSION_COOKIE, type Sessions } from './auth.js';
 import { panelHostAllowed, panelOriginAllowed } from '../request-guard.js';
 import type { PanelErrorCode } from './http-errors.js';
+import { trustedConnection } from '../listener/trusted-connect.js';
 import { httpFailure, networkFailure, type DaemonFailure } from './daemon-failure.js';
 
 const PATH = /^\/api\/terminal\/([0-9a-f]{4,32})$/;
@@ -56,6 +57,8 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
     const daemon = new WebSocket(url, {
       headers: deps.apiToken !== null ? { authorization: `Bearer ${deps.apiToken}` } : {},
       maxPayload: 1024 * 1024,
+      // Only to a daemon the user owns (SPEC §6): keys typed at a login go nowhere else.
+      ...(url.protocol === 'ws:' ? { createConnection: trustedConnection(process.getuid?.() ?? 0) as never } : {}),
     });
     const where = new URL(deps.apiUrl).origin;
     // The page shows `code` in its own language; `message` is the same in English.

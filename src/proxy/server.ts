@@ -3,6 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { listenFailure, showAddress } from '../listen-failure.js';
 import { answerParserErrors, closeEveryConnection, LISTENER_OPTIONS, requireHost } from '../http-listener.js';
 import { guardRequests } from '../listener-guard.js';
+import { guardAccounts } from '../listener/account-gate.js';
+import { NO_OTHER_ACCOUNT, type AllowedAccounts } from '../listener/account-names.js';
+import { localGate, proxyHasKeys, proxyKeysCredential } from '../listener/credentials.js';
 import { v1RefusalJson } from './listener-refusal.js';
 import { bearerMatches, clientAuthorization } from './clients/api-keys.js';
 import { callerOf } from './clients/gate.js';
@@ -36,6 +39,8 @@ export function startProxyServer(options: {
   connectLingerMs?: number;
   /** TUNNEL_API_ALLOWED_HOSTS: names besides loopback and `host` that requests may give as Host. */
   allowedHosts?: readonly string[];
+  /** TUNNEL_API_ALLOWED_USERS: accounts besides this one and root let in without a key (SPEC §6). */
+  allowedAccounts?: AllowedAccounts;
 }): Promise<ProxyServer> {
   const deps = { ...options.deps, metrics: options.deps.metrics ?? createProxyMetrics() };
   // No framework between the socket and the upstream: the route table's dispatch itself.
@@ -57,13 +62,23 @@ export function startProxyServer(options: {
       res.end(req.method === 'HEAD' ? undefined : text);
     });
   };
+  // Every route of this listener, /metrics included, is the clients': the proxy keys let other accounts in.
+  const keys = [proxyKeysCredential(() => proxyHasKeys(deps.getConfig()))];
+  const accounts = localGate('this model proxy', options.allowedAccounts ?? NO_OTHER_ACCOUNT, () => keys);
   const server = http.createServer(
     { noDelay: true, ...LISTENER_OPTIONS, ...(options.requestTimeoutMs === undefined ? {} : { requestTimeout: options.requestTimeoutMs, connectionsCheckingInterval: Math.min(1000, options.requestTimeoutMs) }) },
-    // The browser guard (SPEC §6) before every route, /metrics included.
-    requireHost(guardRequests((req, res) => {
-      if ((req.method === 'GET' || req.method === 'HEAD') && (req.url === '/metrics' || req.url?.startsWith('/metrics?'))) return metrics(req, res);
-      handler(req, res);
-    }, { listenHost: options.host, allowedHosts: options.allowedHosts ?? [], corsOrigins: () => deps.getConfig()?.cors_origins ?? null, v1ErrorJson: v1RefusalJson }), 'GET, HEAD, POST, DELETE, OPTIONS'),
+    // The identity rule, then the browser guard (SPEC §6), before every route, /metrics included.
+    requireHost(
+      guardAccounts(
+        guardRequests((req, res) => {
+          if ((req.method === 'GET' || req.method === 'HEAD') && (req.url === '/metrics' || req.url?.startsWith('/metrics?'))) return metrics(req, res);
+          handler(req, res);
+        }, { listenHost: options.host, allowedHosts: options.allowedHosts ?? [], corsOrigins: () => deps.getConfig()?.cors_origins ?? null, v1ErrorJson: v1RefusalJson }),
+        accounts,
+        v1RefusalJson,
+      ),
+      'GET, HEAD, POST, DELETE, OPTIONS',
+    ),
   );
   answerParserErrors(server, options.connectLingerMs);
   return new Promise((resolve, reject) => {

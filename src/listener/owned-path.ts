@@ -1,0 +1,56 @@
+/**
+ * Whether a unix socket is the user's own (SPEC §6): before `tunnel-cli` or the panel
+ * send a byte — a command, a one-time code typed at a login — the socket must belong
+ * to the user, and so must every folder above it, or to root, with none writable by
+ * another account (a sticky folder such as /tmp excepted: there no one may rename or
+ * remove another's entries). Otherwise another account could have planted the folder
+ * and a server of its own in it, or swap the socket later.
+ */
+import { lstatSync, realpathSync, type Stats } from 'node:fs';
+import { dirname } from 'node:path';
+import { showAccount } from './account-names.js';
+
+/** Why a folder may hold our socket for `uid`, or null when it may. */
+export function folderProblem(dir: string, st: Pick<Stats, 'uid' | 'mode' | 'isDirectory'>, uid: number): string | null {
+  if (!st.isDirectory()) return `${dir} is not a folder`;
+  if (st.uid !== uid && st.uid !== 0) {
+    return `the folder ${dir} belongs to ${showAccount(st.uid)}, not to you (${showAccount(uid)}) or root: another account may have made it to catch what you send`;
+  }
+  const sticky = (st.mode & 0o1000) !== 0;
+  if ((st.mode & 0o022) !== 0 && !sticky) {
+    return `the folder ${dir} is writable by other accounts (mode ${(st.mode & 0o777).toString(8)}), who could replace the socket in it: run chmod go-w ${dir}`;
+  }
+  return null;
+}
+
+/** Why the socket at `path` is not to be trusted by `uid`, or null. A missing socket is not a problem here (connecting says so). */
+export function socketTrustProblem(path: string, uid: number): string | null {
+  let real: string;
+  try {
+    real = realpathSync(path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    return `cannot inspect the socket ${path}: ${(e as Error).message}`;
+  }
+  let st: Stats;
+  try {
+    st = lstatSync(real);
+  } catch (e) {
+    return `cannot inspect the socket ${path}: ${(e as Error).message}`;
+  }
+  if (!st.isSocket()) return `${path} is not a socket`;
+  if (st.uid !== uid) {
+    return `the socket ${path} belongs to ${showAccount(st.uid)}, not to you (${showAccount(uid)}): it is not your daemon's; remove it, or start your daemon with its own --socket`;
+  }
+  for (let dir = dirname(real); ; dir = dirname(dir)) {
+    let d: Stats;
+    try {
+      d = lstatSync(dir);
+    } catch (e) {
+      return `cannot inspect the folder ${dir}: ${(e as Error).message}`;
+    }
+    const problem = folderProblem(dir, d, uid);
+    if (problem !== null) return `the socket ${path} is not safe to use: ${problem}`;
+    if (dir === dirname(dir)) return null;
+  }
+}
