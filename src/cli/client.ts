@@ -11,7 +11,7 @@ import { trustedConnection } from '../listener/trusted-connect.js';
  */
 export function connectionFor(target: Target): http.RequestOptions['createConnection'] | undefined {
   if (target.kind === 'url' && target.url.protocol === 'https:') return undefined;
-  return trustedConnection(process.getuid?.() ?? 0) as unknown as http.RequestOptions['createConnection'];
+  return trustedConnection(process.getuid?.() ?? 0, target.kind === 'socket' && target.named === true) as unknown as http.RequestOptions['createConnection'];
 }
 
 /** A daemon answer: status and the body exactly as sent. */

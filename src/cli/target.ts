@@ -2,7 +2,7 @@ import { err, ok, type Result } from '../result.js';
 import { parseTokens } from '../tokens.js';
 
 /** Where the daemon is: its unix socket (no token), or its HTTP URL (with an optional token). */
-export type Target = { kind: 'socket'; path: string } | { kind: 'url'; url: URL; token: string | null };
+export type Target = { kind: 'socket'; path: string; named?: boolean } | { kind: 'url'; url: URL; token: string | null };
 
 /**
  * Picks the daemon's address. Flags win over the environment; the socket variable wins
@@ -35,7 +35,8 @@ export function resolveTarget(
 
 function socket(path: string, origin: string): Result<Target, string> {
   if (path === '') return err(`${origin}: expected the path of the daemon's socket, found an empty value`);
-  return ok({ kind: 'socket', path });
+  // Given by the user, not the default (listener/owned-path.ts: root may then use the daemon account's socket).
+  return ok({ kind: 'socket', path, named: true });
 }
 
 export function describeTarget(t: Target): string {

@@ -63,12 +63,13 @@ export function accountRefusal(peer: Peer, path: string, gate: AccountGate): Ref
   const unset = guards.filter((c) => !c.isSet());
   if (guards.length > 0 && unset.length === 0) return null;
   const who = peer.kind === 'account' ? showAccount(peer.uid) : `a connection whose account cannot be known (${peer.kind === 'unknown' ? peer.why : ''})`;
-  const owner = showAccount(gate.ownUid);
-  const grants = [...unset.map((c) => c.grant), 'name the account in TUNNEL_API_ALLOWED_USERS (account names or uids, comma-separated) where the owner starts it'];
+  const owner = gate.ownUid === 0 ? `${showAccount(0)}` : `${showAccount(gate.ownUid)}, and root`;
+  // A path the router could read as more than one group needs every credential it could meet.
+  const credential = unset.map((c) => c.grant).join(', and ');
   return {
     status: 403,
     code: 'account_not_allowed',
-    message: `${who} may not use ${gate.what}: without a credential it serves only the account it runs as, ${owner}, and root. To let another account in, the owner can ${grants.join(', or ')}`,
+    message: `${who} may not use ${gate.what}: without a credential it serves only the account it runs as, ${owner}. To let another account in, the owner can ${credential}, or name the account in TUNNEL_API_ALLOWED_USERS (account names or uids, comma-separated) in the environment it starts with`,
   };
 }
 

@@ -23,8 +23,15 @@ export function folderProblem(dir: string, st: Pick<Stats, 'uid' | 'mode' | 'isD
   return null;
 }
 
-/** Why the socket at `path` is not to be trusted by `uid`, or null. A missing socket is not a problem here (connecting says so). */
-export function socketTrustProblem(path: string, uid: number): string | null {
+/**
+ * Why the socket at `path` is not to be trusted by `uid`, or null. A missing socket is
+ * not a problem here (connecting says so). `named`: the user gave the path (a flag,
+ * TUNNEL_SOCKET) rather than taking the default; root may then use a socket of the
+ * account it named the daemon's (`docker compose exec` runs as root, the daemon as its
+ * own account), in folders of root's or that account's that no third account can write.
+ * A default path is the user's own or nothing: that is where another account plants one.
+ */
+export function socketTrustProblem(path: string, uid: number, named = false): string | null {
   let real: string;
   try {
     real = realpathSync(path);
@@ -39,9 +46,12 @@ export function socketTrustProblem(path: string, uid: number): string | null {
     return `cannot inspect the socket ${path}: ${(e as Error).message}`;
   }
   if (!st.isSocket()) return `${path} is not a socket`;
-  if (st.uid !== uid) {
+  const vouched = uid === 0 && named;
+  if (st.uid !== uid && !vouched) {
     return `the socket ${path} belongs to ${showAccount(st.uid)}, not to you (${showAccount(uid)}): it is not your daemon's; remove it, or start your daemon with its own --socket`;
   }
+  // The folders may be root's or the socket owner's, which for a vouched socket is the daemon's account.
+  const owner = st.uid;
   for (let dir = dirname(real); ; dir = dirname(dir)) {
     let d: Stats;
     try {
@@ -49,7 +59,7 @@ export function socketTrustProblem(path: string, uid: number): string | null {
     } catch (e) {
       return `cannot inspect the folder ${dir}: ${(e as Error).message}`;
     }
-    const problem = folderProblem(dir, d, uid);
+    const problem = folderProblem(dir, d, owner);
     if (problem !== null) return `the socket ${path} is not safe to use: ${problem}`;
     if (dir === dirname(dir)) return null;
   }

@@ -36,11 +36,14 @@ export function serverTrustProblem(peer: Peer, uid: number, where: string): stri
 type Done = (err: Error | null, socket?: net.Socket) => void;
 type ConnectOptions = { socketPath?: string; host?: string | null; hostname?: string | null; port?: number | string | null; family?: number };
 
-/** A `createConnection` that hands over only a connection to a server `uid` owns. */
-export function trustedConnection(uid: number): (options: ConnectOptions, done: Done) => undefined {
+/**
+ * A `createConnection` that hands over only a connection to a server `uid` owns.
+ * `socketNamed`: the socket's path was given by the user (see socketTrustProblem).
+ */
+export function trustedConnection(uid: number, socketNamed = false): (options: ConnectOptions, done: Done) => undefined {
   return (options, done) => {
     if (options.socketPath !== undefined) {
-      const problem = socketTrustProblem(options.socketPath, uid);
+      const problem = socketTrustProblem(options.socketPath, uid, socketNamed);
       if (problem !== null) {
         done(new UntrustedServer(problem));
         return undefined;
