@@ -55,13 +55,19 @@ export function trusted(peer: Peer, gate: Pick<AccountGate, 'ownUid' | 'allowed'
   return peer.uid === gate.ownUid || peer.uid === 0 || gate.allowed.uids.has(peer.uid);
 }
 
-/** Why the peer may not reach `path`, or null when it may go on. */
-export function accountRefusal(peer: Peer, path: string, gate: AccountGate): Refusal | null {
-  if (trusted(peer, gate)) return null;
+/**
+ * Why the peer may not reach `path`, or null when it may go on. The peer is asked for
+ * only when it matters (a route with a credential unset): reading the kernel's tables
+ * costs more the more sockets the machine has, and a route whose credential is set
+ * lets every account through to its own check anyway.
+ */
+export function accountRefusal(peerOf: Peer | (() => Peer), path: string, gate: AccountGate): Refusal | null {
   const guards = gate.guardsOf(path);
   if (guards === 'open') return null;
   const unset = guards.filter((c) => !c.isSet());
   if (guards.length > 0 && unset.length === 0) return null;
+  const peer = typeof peerOf === 'function' ? peerOf() : peerOf;
+  if (trusted(peer, gate)) return null;
   const who = peer.kind === 'account' ? showAccount(peer.uid) : `a connection whose account cannot be known (${peer.kind === 'unknown' ? peer.why : ''})`;
   const owner = gate.ownUid === 0 ? `${showAccount(0)}` : `${showAccount(gate.ownUid)}, and root`;
   // A path the router could read as more than one group needs every credential it could meet.
@@ -88,7 +94,7 @@ function peerOfRequest(req: IncomingMessage, gate: AccountGate): Peer {
 
 /** The refusal of a request under the rule, or null. */
 export function refusalOfAccount(req: IncomingMessage, gate: AccountGate): Refusal | null {
-  return accountRefusal(peerOfRequest(req, gate), pathOf(req.url), gate);
+  return accountRefusal(() => peerOfRequest(req, gate), pathOf(req.url), gate);
 }
 
 /**
