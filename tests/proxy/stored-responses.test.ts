@@ -138,7 +138,7 @@ describe('who created a response', () => {
 
   it('is found when its id is cut between two pieces, or comes after a stream\'s comment lines', () => {
     const seen: Buffer[] = [];
-    const observer = { tap: (c: Buffer) => void seen.push(c), watch: () => {}, cut: () => {} };
+    const observer = { tap: (c: Buffer) => void seen.push(c), read: () => {}, sent: () => {}, metered: false, watch: () => {}, cut: () => {} };
     const owners = new ResponseOwners();
     const current = { provider: { prefix: 'a' }, res: { statusCode: 200 } };
     const split = notingOwner(observer, owners, current);

@@ -7,7 +7,8 @@
  */
 import type { ServerResponse } from 'node:http';
 import { bearerToken, secretMatches, type SecretDigest } from '../../tokens.js';
-import type { ProxyError } from '../errors.js';
+import type { ErrorFamily, ProxyError } from '../errors.js';
+import { errorFamilyOf } from '../routes.js';
 import type { Observation } from '../observe/request-record.js';
 import type { ClientLimiter } from './limiter.js';
 import { allows, identify, type ClientRule, type ClientRules } from './rules.js';
@@ -38,18 +39,26 @@ export function callerOf(authorization: string | undefined, apiKeys: readonly Se
 }
 
 /**
- * The provider's answer headers for a client with limits: its `x-ratelimit-*` leave
- * the client's own (set by `enter`) in place, since the provider's describe a key
- * that every client shares. Other answers are returned as they are.
+ * The provider's answer headers for a client with limits: its `x-ratelimit-*` and
+ * `anthropic-ratelimit-*` leave the client's own (set by `enter`) in place, since the
+ * provider's describe a key that every client shares. Other answers are returned as
+ * they are.
  */
 export function ownRateHeadersKept(res: ServerResponse, headers: string[]): string[] {
   if (!res.hasHeader('x-ratelimit-limit-requests') && !res.hasHeader('x-ratelimit-limit-tokens')) return headers;
   const out: string[] = [];
   for (let i = 0; i + 1 < headers.length; i += 2) {
     const name = headers[i] ?? '';
-    if (!name.startsWith('x-ratelimit-')) out.push(name, headers[i + 1] ?? '');
+    if (!name.startsWith('x-ratelimit-') && !name.startsWith('anthropic-ratelimit-')) out.push(name, headers[i + 1] ?? '');
   }
   return out;
+}
+
+/** Whose rate headers a request's client reads besides OpenAI's: Anthropic's at its endpoints (as for its errors). */
+function familyOf(res: ServerResponse): ErrorFamily {
+  const url = res.req.url ?? '';
+  const q = url.indexOf('?');
+  return errorFamilyOf(q === -1 ? url : url.slice(0, q), res.req.headers['anthropic-version']);
 }
 
 /**
@@ -70,8 +79,9 @@ export function enter(limiter: ClientLimiter, client: ClientRule, model: string,
     };
   }
   const refusal = limiter.take(client);
-  for (const [name, value] of limiter.headers(client)) res.setHeader(name, value);
+  if (client.rpm !== null || client.tpm !== null) for (const [name, value] of limiter.headers(client, familyOf(res))) res.setHeader(name, value);
   if (refusal !== null) return { status: 429, type: 'rate_limit_error', code: `rate_limit_${refusal.limit}`, message: refusal.message, retryAfterSeconds: refusal.retryAfterSeconds };
+  obs.metered = client.tpm !== null;
   obs.onEnd = (usage) => limiter.release(client, (usage?.input ?? 0) + (usage?.output ?? 0));
   return null;
 }

@@ -4,9 +4,11 @@
  * answer's tokens count until a minute after they happened), and requests under way.
  * The clock is passed in, so the windows are tested without waiting.
  *
- * Tokens are known only when an answer ends (its usage): a request is let in while
- * the minute's tokens are under `tpm`, and its own tokens count from its end.
+ * Tokens are known only when an answer ends (its usage, or an estimate when the
+ * provider reports none: observe/usage.ts): a request is let in while the minute's
+ * tokens are under `tpm`, and its own tokens count from its end.
  */
+import type { ErrorFamily } from '../errors.js';
 import type { ClientRule } from './rules.js';
 
 const WINDOW_MS = 60_000;
@@ -26,7 +28,7 @@ export interface Refusal {
   message: string;
 }
 
-/** The `x-ratelimit-*` headers (OpenAI's names) for a client at a moment. */
+/** The rate headers for a client at a moment: OpenAI's `x-ratelimit-*`, and Anthropic's `anthropic-ratelimit-*` for its endpoints. */
 export type RateHeaders = [string, string][];
 
 export class ClientLimiter {
@@ -75,18 +77,33 @@ export class ClientLimiter {
     if (tokens > 0) s.tokens.push({ at, n: tokens });
   }
 
-  /** The client's `x-ratelimit-*` headers now (only for the limits it has). */
-  headers(rule: ClientRule): RateHeaders {
+  /**
+   * The client's rate headers now, for the limits it has: OpenAI's names and formats
+   * (what SDKs read; the reset as Go writes a duration: `30s`, `1m0s`, `250ms`) on every
+   * answer, and Anthropic's too where the client speaks its format (`family`), the reset
+   * there an RFC 3339 time. The reset is when the window next has room: when its oldest
+   * request (or tokens) leave it.
+   */
+  headers(rule: ClientRule, family: ErrorFamily = 'openai'): RateHeaders {
     const at = this.now();
     const s = this.stateOf(rule.name, at);
     const out: RateHeaders = [];
+    const anthropic = family === 'anthropic';
     if (rule.rpm !== null) {
       const oldest = s.starts[0];
-      out.push(['x-ratelimit-limit-requests', String(rule.rpm)], ['x-ratelimit-remaining-requests', String(Math.max(0, rule.rpm - s.starts.length))], ['x-ratelimit-reset-requests', `${oldest === undefined ? 0 : seconds(oldest + WINDOW_MS - at)}s`]);
+      const limit = String(rule.rpm);
+      const remaining = String(Math.max(0, rule.rpm - s.starts.length));
+      const reset = oldest === undefined ? 0 : Math.max(0, oldest + WINDOW_MS - at);
+      out.push(['x-ratelimit-limit-requests', limit], ['x-ratelimit-remaining-requests', remaining], ['x-ratelimit-reset-requests', goDuration(reset)]);
+      if (anthropic) out.push(['anthropic-ratelimit-requests-limit', limit], ['anthropic-ratelimit-requests-remaining', remaining], ['anthropic-ratelimit-requests-reset', rfc3339(at + reset)]);
     }
     if (rule.tpm !== null) {
       const used = sum(s.tokens);
-      out.push(['x-ratelimit-limit-tokens', String(rule.tpm)], ['x-ratelimit-remaining-tokens', String(Math.max(0, rule.tpm - used))], ['x-ratelimit-reset-tokens', `${used === 0 ? 0 : seconds(this.tokenWait(s, rule.tpm, at))}s`]);
+      const limit = String(rule.tpm);
+      const remaining = String(Math.max(0, rule.tpm - used));
+      const reset = used === 0 ? 0 : this.tokenWait(s, rule.tpm, at);
+      out.push(['x-ratelimit-limit-tokens', limit], ['x-ratelimit-remaining-tokens', remaining], ['x-ratelimit-reset-tokens', goDuration(reset)]);
+      if (anthropic) out.push(['anthropic-ratelimit-tokens-limit', limit], ['anthropic-ratelimit-tokens-remaining', remaining], ['anthropic-ratelimit-tokens-reset', rfc3339(at + reset)]);
     }
     return out;
   }
@@ -104,3 +121,16 @@ export class ClientLimiter {
 
 const sum = (list: readonly { n: number }[]): number => list.reduce((a, t) => a + t.n, 0);
 const seconds = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
+
+/** A span of milliseconds as Go writes a duration, which is how OpenAI's API writes its resets: `0s`, `250ms`, `1.5s`, `59s`, `1m0s`. */
+export function goDuration(ms: number): string {
+  const whole = Math.ceil(ms);
+  if (whole <= 0) return '0s';
+  if (whole < 1000) return `${whole}ms`;
+  const minutes = Math.floor(whole / 60_000);
+  const rest = `${(whole - minutes * 60_000) / 1000}s`;
+  return minutes === 0 ? rest : `${minutes}m${rest}`;
+}
+
+/** A moment as an RFC 3339 time in whole seconds (rounded up: the reset has passed by then), as Anthropic's API writes its resets. */
+const rfc3339 = (ms: number): string => new Date(Math.ceil(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { ownAnswerAt } from './own-answer.js';
 import type { ProxyMetrics } from './metrics.js';
 import { startTiming, type Timing } from './server-timing.js';
-import { createUsageReader, type Usage, type UsageReader } from './usage.js';
+import { createUsageReader, estimated, promptTokens, type Usage, type UsageReader } from './usage.js';
 import { OWN_JSON, type OwnJson } from '../../log-entry.js';
 
 const MAX_LOGGED_MODEL = 256;
@@ -16,10 +16,22 @@ export interface Observation {
   provider: string | null;
   /** The client of `proxy.clients` whose key it came with (a log field and a series label), or null. */
   client: string | null;
-  /** Told the answer's usage (null: none reported) when the request is over: a client's limits count it. */
+  /**
+   * Told the answer's usage when the request is over: a client's limits count it. Null:
+   * none. For a `metered` request whose provider reported none, the estimate (usage.ts).
+   */
   onEnd: ((usage: Usage | null) => void) | null;
+  /**
+   * The answer's tokens count against its client's `tpm`: the relay asks the provider
+   * for usage where the client did not, and an answer that reports none is estimated.
+   */
+  metered: boolean;
   /** Each piece of the answer's body as it reaches the client. */
   tap(chunk: Buffer): void;
+  /** Each piece of the provider's answer as it came (decoded), before the proxy left anything out or translated it: its usage is read from these. */
+  read(chunk: Buffer): void;
+  /** The size of the request body the provider got (the last attempt's): an estimate's prompt. */
+  sent(bytes: number): void;
   /** A target passed over for the next one. */
   fellBack(provider: string, reason: string): void;
   /** The exchange under way, told when the client's connection closes (after the record is written). */
@@ -39,6 +51,8 @@ class RequestObservation implements Observation {
   provider: string | null = null;
   client: string | null = null;
   onEnd: ((usage: Usage | null) => void) | null = null;
+  metered = false;
+  private promptBytes = 0;
   private readonly started = performance.now();
   private firstByte = -1;
   private reader: UsageReader | null = null;
@@ -65,13 +79,16 @@ class RequestObservation implements Observation {
     this.relay = relay;
   }
 
-  tap(chunk: Buffer): void {
-    let reader = this.reader;
-    if (reader === null) {
-      this.firstByte = performance.now();
-      reader = this.reader = createUsageReader(!startsJson(chunk));
-    }
-    reader.chunk(chunk);
+  tap(): void {
+    if (this.firstByte < 0) this.firstByte = performance.now();
+  }
+
+  read(chunk: Buffer): void {
+    (this.reader ??= createUsageReader(!startsJson(chunk), this.metered)).chunk(chunk);
+  }
+
+  sent(bytes: number): void {
+    this.promptBytes = bytes;
   }
 
   cut(): void {
@@ -127,7 +144,18 @@ class RequestObservation implements Observation {
       cut: this.wasCut,
       client: this.client,
     });
-    this.onEnd?.(usage);
+    if (this.onEnd !== null) this.onEnd(this.metered ? this.counted(usage, status) : usage);
+  }
+
+  /**
+   * The tokens a metered answer counts: its usage when it reported either count; for a
+   * successful answer of a token endpoint that reported neither, the estimate from the
+   * prompt and from what came of the answer (cut short or not: those tokens were made).
+   */
+  private counted(usage: Usage | null, status: number | null): Usage | null {
+    if (usage !== null && (usage.input !== null || usage.output !== null)) return usage;
+    if (status === null || status < 200 || status >= 300 || !estimated(this.endpoint)) return usage;
+    return { input: promptTokens(this.promptBytes), output: this.reader?.answerTokens() ?? 0 };
   }
 }
 

@@ -13,13 +13,40 @@ const MAX_LINE_BYTES = 256 * 1024;
 // A usage object is a few numbers and small detail objects.
 const MAX_USAGE_BYTES = 4096;
 const USAGE = Buffer.from('"usage"');
+const DATA = Buffer.from('data:');
+const DONE = Buffer.from('[DONE]');
 const [QUOTE, BACKSLASH, OPEN, CLOSE, COLON] = [34, 92, 123, 125, 58];
 const [SPACE, TAB, LF, CR] = [32, 9, 10, 13];
+
+/**
+ * The estimate of an answer whose provider reported no usage (docs/proxy.md, "Client
+ * keys"): about four bytes a token, for the prompt as the provider got it; for the
+ * answer, one token per event (a JSON answer is one), plus one per four bytes an event
+ * has beyond the framing every event carries (its ids, model, keys: up to about 256
+ * bytes), so that a chunk of one token counts one and a chunk of a whole paragraph
+ * counts its text.
+ */
+const BYTES_PER_TOKEN = 4;
+const FRAMING_BYTES = 256;
+
+/** The estimated tokens of a prompt of `bytes` (the request body as the provider got it). */
+export const promptTokens = (bytes: number): number => Math.ceil(bytes / BYTES_PER_TOKEN);
+
+/** The estimated tokens of one answer event (or a JSON answer) of `bytes`. */
+export const eventTokens = (bytes: number): number => 1 + Math.ceil(Math.max(0, bytes - FRAMING_BYTES) / BYTES_PER_TOKEN);
+
+// The endpoints whose answers are made of tokens: only theirs are estimated when the provider reports none.
+const ESTIMATED = new Set(['/chat/completions', '/completions', '/responses', '/messages', '/embeddings']);
+
+/** Whether an answer of `endpoint` (a route label) without usage is estimated for a client's `tpm`. */
+export const estimated = (endpoint: string): boolean => ESTIMATED.has(endpoint);
 
 /** Reads a provider's token counts out of an answer as it passes. */
 export interface UsageReader {
   chunk(c: Buffer): void;
   result(): Usage;
+  /** The answer's tokens by estimate (eventTokens), from what passed; 0 unless the reader was made `metered`. */
+  answerTokens(): number;
 }
 
 /**
@@ -29,9 +56,13 @@ export interface UsageReader {
  * each one as its line completes (OpenAI's last chat chunk, the Responses API's
  * `response.completed`, Anthropic's `message_start` and `message_delta`; later
  * counts replace earlier ones). A search for `"usage"` gates every parse.
+ *
+ * `metered`: the answer counts against a client's `tpm`, and is measured as it passes
+ * for an estimate in case it reports no usage (its events' sizes; a JSON answer's
+ * size). Without it the reader does nothing more per chunk than find the usage.
  */
-export function createUsageReader(eventStream: boolean): UsageReader {
-  return eventStream ? new StreamUsage() : new JsonUsage();
+export function createUsageReader(eventStream: boolean, metered = false): UsageReader {
+  return eventStream ? new StreamUsage(metered) : new JsonUsage();
 }
 
 function take(usage: Usage, u: Record<string, unknown>): void {
@@ -79,6 +110,10 @@ class JsonUsage implements UsageReader {
     return more === null ? first : Buffer.concat([first, ...more]);
   }
 
+  answerTokens(): number {
+    return this.size === 0 ? 0 : eventTokens(this.size);
+  }
+
   result(): Usage {
     // head and tail are set together, when the body outgrew what is kept whole.
     const windows = this.tail !== null ? (this.head === null ? [this.tail] : [this.tail, this.head]) : this.first !== null ? [this.joined()] : [];
@@ -95,18 +130,46 @@ function lastBytes(b: Buffer, n: number): Buffer {
   return b.length <= n ? b : b.subarray(b.length - n);
 }
 
-/** An event stream: each `"usage"` is read as the line that holds it completes. */
+/**
+ * An event stream: each `"usage"` is read as the line that holds it completes. Metered,
+ * each event is measured too, from one `data:` line to the next (a stream's events
+ * have one each; `[DONE]` is not an event of the answer).
+ */
 class StreamUsage implements UsageReader {
   private readonly usage: Usage = { input: null, output: null };
   private carry: Buffer | null = null;
+  // Metered: the bytes seen before the current chunk, where the event under way began (-1: none), and the estimate of the events done.
+  private seen = 0;
+  private eventAt = -1;
+  private tokens = 0;
+
+  constructor(private readonly metered: boolean) {}
 
   chunk(c: Buffer): void {
     const carry = this.carry;
     const buf = carry === null ? c : Buffer.concat([carry, c]);
     const nl = buf.lastIndexOf(10);
+    if (this.metered) this.measure(buf, nl, this.seen - (carry?.length ?? 0));
+    this.seen += c.length;
     this.carry = nl === buf.length - 1 ? null : buf.subarray(nl + 1);
     if (this.carry !== null && this.carry.length > MAX_LINE_BYTES) this.carry = null;
     for (let at = buf.indexOf(USAGE); at !== -1 && at < nl; at = buf.indexOf(USAGE, at + USAGE.length)) readUsageAt(buf, at, this.usage);
+  }
+
+  /** The `data:` lines that start in the complete lines of `buf` (which begins at the start of a line, `base` bytes into the answer). */
+  private measure(buf: Buffer, nl: number, base: number): void {
+    for (let at = buf.indexOf(DATA); at !== -1 && at < nl; at = buf.indexOf(DATA, at + DATA.length)) {
+      if (at > 0 && buf[at - 1] !== LF && buf[at - 1] !== CR) continue;
+      if (this.eventAt >= 0) this.tokens += eventTokens(base + at - this.eventAt);
+      let v = at + DATA.length;
+      if (buf[v] === SPACE) v++;
+      const done = v + DONE.length <= buf.length && buf.compare(DONE, 0, DONE.length, v, v + DONE.length) === 0;
+      this.eventAt = done ? -1 : base + at;
+    }
+  }
+
+  answerTokens(): number {
+    return this.eventAt >= 0 ? this.tokens + eventTokens(this.seen - this.eventAt) : this.tokens;
   }
 
   result(): Usage {

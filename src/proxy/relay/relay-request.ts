@@ -14,6 +14,16 @@ export type FallbackReason =
 export interface RelayObserver {
   /** A piece of the answer's body on its way to the client. */
   tap(chunk: Buffer): void;
+  /** A piece of the provider's answer as it came (decoded), before anything of it was left out or translated: where its usage is read. */
+  read(chunk: Buffer): void;
+  /** The request body's size as the provider got it (for an estimate of its tokens). */
+  sent(bytes: number): void;
+  /**
+   * The answer's tokens count against a client's `tpm`: a stream of chat or completions
+   * is asked for its usage (`stream_options.include_usage`) when the client did not ask,
+   * and what the client did not ask for is kept from it.
+   */
+  readonly metered: boolean;
   /** The exchange under way, told when the client's connection closes. */
   watch(relay: { onClientClose(): void }): void;
   /** The answer had begun and was cut short: the provider died, fell silent or ended mid-event. */
@@ -47,9 +57,10 @@ export interface RelayRequest {
    */
   fallible: boolean;
   /**
-   * The request's record: told each piece of the answer's body as it goes to the
-   * client (usage, time to first byte), and the one that hears the client leave (one
-   * close listener per request, whichever attempt is under way).
+   * The request's record: told each piece of the provider's answer as it comes (its
+   * usage) and of the body as it goes to the client (time to first byte), and the one
+   * that hears the client leave (one close listener per request, whichever attempt is
+   * under way).
    */
   observer: RelayObserver;
   /** "; 127.0.0.1:11434 is the local end of tunnel 'llm' (…), which is RETRYING, not RUNNING" or "": appended to 502 messages. */

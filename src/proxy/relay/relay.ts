@@ -14,6 +14,8 @@ import { RelaySignal, type RelayHearer } from './relay-signal.js';
 import type { RelayRequest, Settled } from './relay-request.js';
 import { createSseFrames, isEventStream, streamTail, type SseFrames } from './sse-frames.js';
 import { upstreamRequestHeaders } from './upstream-headers.js';
+import { askingUsage, USAGE_ON_REQUEST } from './usage-request.js';
+import { withoutUsage } from './usage-strip.js';
 import type { Exchange, ExchangeSink, UpstreamFailure } from './upstream.js';
 
 /**
@@ -27,6 +29,11 @@ import type { Exchange, ExchangeSink, UpstreamFailure } from './upstream.js';
  * the client) or nothing; the answer of a provider with a key is scrubbed of the key
  * as it passes. An error answer while a key is in use is held (HeldError) and scrubbed
  * once complete.
+ *
+ * The record reads the usage from the provider's bytes as they come (before anything
+ * is left out). For a client with `tpm` a chat or completions stream is asked for its
+ * usage (usage-request.ts), and when the client did not ask, the events pass without
+ * it (usage-strip.ts): that is the only per-event work, and only for such a client.
  */
 export function startRelay(r: RelayRequest): Promise<Settled> {
   return new Promise((resolve) => new Relay(r, resolve));
@@ -50,6 +57,8 @@ class Passing {
     readonly whole: number,
     /** The key masked as the body passes (a provider with a key of MIN_MASKED_KEY_LENGTH or more). */
     readonly scrubber: KeyScrubber | null,
+    /** The proxy asked for the usage the client did not: the events pass without it. */
+    readonly unasked: boolean,
   ) {}
 }
 
@@ -69,6 +78,8 @@ class Relay implements ExchangeSink, RelayHearer {
   private readonly exchange: Exchange;
   // The request's clock (observe/server-timing.ts), looked up once.
   private readonly timing: Timing | null;
+  // The proxy asked the provider for the stream's usage on the client's behalf.
+  private readonly askedUsage: boolean;
 
   constructor(
     private readonly r: RelayRequest,
@@ -80,6 +91,13 @@ class Relay implements ExchangeSink, RelayHearer {
     const url = r.req.url ?? '';
     const q = url.indexOf('?');
     this.timing = timingOf(r.res);
+    let body = r.payload;
+    if (r.observer.metered && body !== null) {
+      const asking = USAGE_ON_REQUEST.has(r.endpoint ?? '/chat/completions') && r.contentType === undefined ? askingUsage(body) : null;
+      if (asking !== null) body = asking;
+      r.observer.sent(body.length);
+    }
+    this.askedUsage = body !== r.payload;
     this.timing?.waitStarted();
     this.exchange = r.pool.request(
       r.provider.origin,
@@ -87,7 +105,7 @@ class Relay implements ExchangeSink, RelayHearer {
         method: r.method ?? 'POST',
         path: `${r.provider.basePath}${r.endpoint ?? '/chat/completions'}${q === -1 ? '' : url.slice(q)}`,
         headers: upstreamRequestHeaders(r.req, r.requestId, r.provider.credential, r.forwarded, r.payload === null ? null : r.contentType),
-        body: r.payload,
+        body,
         keepAliveMs: r.provider.keepAliveMs,
       },
       this,
@@ -160,6 +178,7 @@ class Relay implements ExchangeSink, RelayHearer {
       appendable ? createSseFrames() : null,
       !appendable && this.decoder === null && contentLength !== undefined ? Number(contentLength) : -1,
       masked === null ? null : new KeyScrubber(masked),
+      appendable && this.askedUsage,
     );
     this.state = { id: 'streaming', passing };
     // An event stream may lose a half event or gain the proxy's error event: the upstream's length no longer holds.
@@ -185,8 +204,13 @@ class Relay implements ExchangeSink, RelayHearer {
     if (state.id === 'holding') return state.held.push(chunk);
     if (state.id !== 'streaming') return;
     const { passing } = state;
+    this.r.observer.read(chunk);
     let out = passing.frames === null ? chunk : passing.frames.push(chunk);
     if (out === null) return;
+    if (passing.unasked) {
+      out = withoutUsage(out);
+      if (out.length === 0) return;
+    }
     if (passing.scrubber !== null) {
       // Whole events hold whole keys; a passed-on body may split one between pieces.
       passing.received += chunk.length;
@@ -219,9 +243,10 @@ class Relay implements ExchangeSink, RelayHearer {
       }
       if (this.step({ type: 'end' }) !== 'complete') return;
       // What the scrubber held back, then the completed last event (scrubbed too).
-      const { scrubber } = state.passing;
+      const { scrubber, unasked } = state.passing;
       const heldBack = scrubber?.flush() ?? null;
-      let last = tail.kind === 'complete' ? (scrubber?.push(tail.bytes, true) ?? tail.bytes) : null;
+      const whole = tail.kind === 'complete' ? (unasked ? withoutUsage(tail.bytes) : tail.bytes) : null;
+      let last = whole === null || whole.length === 0 ? null : (scrubber?.push(whole, true) ?? whole);
       if (heldBack !== null) last = last === null ? heldBack : Buffer.concat([heldBack, last]);
       if (last !== null) r.observer.tap(last);
       r.res.end(last ?? undefined);

@@ -79,6 +79,9 @@ export function notingOwner(observer: Observer, owners: ResponseOwners, current:
       }
       observer.tap(chunk);
     },
+    read: (chunk) => observer.read(chunk),
+    sent: (bytes) => observer.sent(bytes),
+    metered: observer.metered,
     watch: (relay) => observer.watch(relay),
     cut: () => observer.cut(),
   };

@@ -29,6 +29,10 @@ import type { Translation } from './translation.js';
  *      │    ──4xx/5xx───────────▶ holding (the error, in the client's shape, key blanked out) ──▶ done
  *      │ timeout ▶ 504, unreachable ▶ 502 (or declined, for the next target, as for any request)
  *      └── client closed (any stage) ▶ upstream exchange aborted ▶ done
+ *
+ * The record reads the usage from the provider's answer before it is translated: the
+ * client's format may leave it out (a chat stream that did not ask for it), and a
+ * client's `tpm` counts it all the same.
  */
 export function relayTranslated(r: RelayRequest, t: Translation): Promise<Settled> {
   return new Promise((resolve) => new TranslatedRelay(r, t, resolve));
@@ -62,6 +66,7 @@ class TranslatedRelay implements ExchangeSink, RelayHearer {
     f.observer.watch(this);
     this.timing = timingOf(f.res);
     this.timing?.waitStarted();
+    if (f.observer.metered && f.payload !== null) f.observer.sent(f.payload.length);
     // The client's query string belongs to the client's API (`?beta=true`), not the provider's: it stays here.
     this.exchange = f.pool.request(
       f.provider.origin,
@@ -141,11 +146,14 @@ class TranslatedRelay implements ExchangeSink, RelayHearer {
   private onPlain(chunk: Buffer): void {
     const { state } = this;
     if (state.id === 'holding') {
-      if ('held' in state.kept) state.kept.held.push(chunk);
-      else state.kept.chunks.push(chunk);
+      if ('held' in state.kept) return state.kept.held.push(chunk);
+      // The usage is the provider's, read before translation: the client's format may leave it out (a chat stream that did not ask for it).
+      this.f.observer.read(chunk);
+      state.kept.chunks.push(chunk);
       return;
     }
     if (state.id !== 'streaming') return;
+    this.f.observer.read(chunk);
     const whole = state.frames.push(chunk);
     if (whole === null) return;
     let out = '';
