@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { observeRequest } from '../../src/proxy/observe/request-record.js';
 import { eventTokens, promptTokens } from '../../src/proxy/observe/usage.js';
 import { call, chat, eventually, open, startHarness, type Harness } from './harness.js';
 
@@ -461,5 +462,42 @@ describe('through the daemon\'s listener', () => {
     } finally {
       await d.close();
     }
+  });
+});
+
+describe('the request\'s record', () => {
+  /** What a metered request's record counts for an answer of `endpoint` with `body`. */
+  async function countedFor(endpoint: string, body: string, status = 200): Promise<unknown> {
+    let told: unknown = 'never';
+    const server = http.createServer((req, res) => {
+      const obs = observeRequest({ requestId: 'r', endpoint, res });
+      obs.metered = true;
+      obs.onEnd = (u) => (told = u);
+      obs.sent(400);
+      res.writeHead(status, { 'content-type': 'application/json' });
+      obs.read(Buffer.from(body));
+      obs.tap(Buffer.from(body));
+      res.end(body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const r = await call(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, { body: '{}' });
+      expect(r.text).toBe(body);
+      await eventually(() => told !== 'never', 'the record');
+      return told;
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }
+
+  it('counts reported usage; estimates a token endpoint\'s answer without it; not a stored response read again, nor an error', async () => {
+    const withUsage = '{"id":"resp_1","usage":{"input_tokens":9,"output_tokens":4}}';
+    expect(await countedFor('/responses', withUsage)).toEqual({ input: 9, output: 4 });
+    expect(await countedFor('/rerank', '{"results":[],"usage":{"prompt_tokens":3}}')).toEqual({ input: 3, output: null });
+    expect(await countedFor('/responses/{id}', withUsage)).toBeNull();
+    expect(await countedFor('/responses/{id}/cancel', withUsage)).toBeNull();
+    expect(await countedFor('/chat/completions', '{"choices":[]}')).toEqual({ input: promptTokens(400), output: eventTokens(14) });
+    expect(await countedFor('/rerank', '{"results":[]}')).toEqual({ input: null, output: null });
+    expect(await countedFor('/chat/completions', '{"error":{}}', 500)).toEqual({ input: null, output: null });
   });
 });

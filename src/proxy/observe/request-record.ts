@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { ownAnswerAt } from './own-answer.js';
 import type { ProxyMetrics } from './metrics.js';
 import { startTiming, type Timing } from './server-timing.js';
-import { createUsageReader, estimated, promptTokens, type Usage, type UsageReader } from './usage.js';
+import { createUsageReader, estimated, promptTokens, recounted, type Usage, type UsageReader } from './usage.js';
 import { OWN_JSON, type OwnJson } from '../../log-entry.js';
 
 const MAX_LOGGED_MODEL = 256;
@@ -151,8 +151,10 @@ class RequestObservation implements Observation {
    * The tokens a metered answer counts: its usage when it reported either count; for a
    * successful answer of a token endpoint that reported neither, the estimate from the
    * prompt and from what came of the answer (cut short or not: those tokens were made).
+   * A stored response read again counts nothing: its tokens counted when it was made.
    */
   private counted(usage: Usage | null, status: number | null): Usage | null {
+    if (recounted(this.endpoint)) return null;
     if (usage !== null && (usage.input !== null || usage.output !== null)) return usage;
     if (status === null || status < 200 || status >= 300 || !estimated(this.endpoint)) return usage;
     return { input: promptTokens(this.promptBytes), output: this.reader?.answerTokens() ?? 0 };

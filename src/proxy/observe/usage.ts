@@ -41,6 +41,9 @@ const ESTIMATED = new Set(['/chat/completions', '/completions', '/responses', '/
 /** Whether an answer of `endpoint` (a route label) without usage is estimated for a client's `tpm`. */
 export const estimated = (endpoint: string): boolean => ESTIMATED.has(endpoint);
 
+/** Whether an answer of `endpoint` repeats the usage of one that counted already: a stored response read again (`/responses/{id}`, its events, its cancel). */
+export const recounted = (endpoint: string): boolean => endpoint.startsWith('/responses/{id}');
+
 /** Reads a provider's token counts out of an answer as it passes. */
 export interface UsageReader {
   chunk(c: Buffer): void;
