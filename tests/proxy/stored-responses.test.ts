@@ -140,15 +140,17 @@ describe('who created a response', () => {
     const seen: Buffer[] = [];
     const observer = { tap: (c: Buffer) => void seen.push(c), read: () => {}, sent: () => {}, metered: false, watch: () => {}, cut: () => {} };
     const owners = new ResponseOwners();
-    const current = { provider: { prefix: 'a' }, res: { statusCode: 200 } };
+    const a = { provider: 'a', client: 'alice', model: 'a:m' };
+    const current = { owner: () => a, res: { statusCode: 200 } };
     const split = notingOwner(observer, owners, current);
     split.tap(Buffer.from('{"id":"resp_sp'));
     split.tap(Buffer.from('lit","object":"response"}'));
-    expect(owners.ownerOf('resp_split')).toBe('a');
-    const stream = notingOwner(observer, owners, { ...current, provider: { prefix: 'b' } });
+    expect(owners.ownerOf('resp_split')).toEqual(a);
+    const b = { provider: 'b', client: null, model: 'b:m' };
+    const stream = notingOwner(observer, owners, { ...current, owner: () => b });
     stream.tap(Buffer.from(': ping\n\n'));
     stream.tap(Buffer.from('event: response.created\ndata: {"type":"response.created","response":{"id":"resp_ping"}}\n\n'));
-    expect(owners.ownerOf('resp_ping')).toBe('b');
+    expect(owners.ownerOf('resp_ping')).toEqual(b);
     // Every piece still reaches the request's own record, unchanged.
     expect(Buffer.concat(seen).toString()).toContain('resp_ping');
     const failed = notingOwner(observer, owners, { ...current, res: { statusCode: 404 } });
@@ -158,9 +160,10 @@ describe('who created a response', () => {
 
   it('keeps the most recent ones', () => {
     const owners = new ResponseOwners(3);
-    for (const id of ['r1', 'r2', 'r3']) owners.remember(id, 'a');
-    owners.remember('r1', 'b');
-    owners.remember('r4', 'a');
-    expect(['r1', 'r2', 'r3', 'r4'].map((id) => owners.ownerOf(id))).toEqual(['b', undefined, 'a', 'a']);
+    const by = (provider: string) => ({ provider, client: null, model: `${provider}:m` });
+    for (const id of ['r1', 'r2', 'r3']) owners.remember(id, by('a'));
+    owners.remember('r1', by('b'));
+    owners.remember('r4', by('a'));
+    expect(['r1', 'r2', 'r3', 'r4'].map((id) => owners.ownerOf(id)?.provider)).toEqual(['b', undefined, 'a', 'a']);
   });
 });

@@ -3,7 +3,8 @@
  * `proxy.api_keys` (shared keys, no limits: as before) and `proxy.clients` (a key per
  * client, with its models and limits). With neither, the group is open. A key of both
  * lists is the client's. The key is checked before the body is read (401); the model
- * and the limits once the model is known (403, 429).
+ * and the limits once the model is known (403, 429); endpoints/admission.ts puts the
+ * three together for every route.
  */
 import type { ServerResponse } from 'node:http';
 import { bearerToken, secretMatches, type SecretDigest } from '../../tokens.js';
@@ -61,23 +62,25 @@ function familyOf(res: ServerResponse): ErrorFamily {
   return errorFamilyOf(q === -1 ? url : url.slice(0, q), res.req.headers['anthropic-version']);
 }
 
+/** The 403 for a model outside the client's patterns, naming them; null when the client may use it. */
+export function modelRefusal(client: ClientRule, model: string, targets: readonly { prefix: string; model: string }[]): ProxyError | null {
+  if (allows(client, model, targets)) return null;
+  const shown = model.length > 64 ? `${model.slice(0, 64)}…` : model;
+  return {
+    status: 403,
+    type: 'permission_error',
+    code: 'model_not_allowed',
+    param: 'model',
+    message: `client "${client.name}" may not use model ${JSON.stringify(shown)}; its models: ${(client.models ?? []).join(', ')}`,
+  };
+}
+
 /**
- * Lets a client's request in once its model is known: the model must match one of its
- * patterns, and its limits must have room. On success the request holds a place until
- * it ends (its record's end gives it back, with the tokens its answer used). The
- * `x-ratelimit-*` headers go on the answer either way.
+ * Lets a client's request in if its limits have room. On success the request holds a
+ * place until it ends (its record's end gives it back, with the tokens its answer
+ * used). The `x-ratelimit-*` headers go on the answer either way.
  */
-export function enter(limiter: ClientLimiter, client: ClientRule, model: string, targets: readonly { prefix: string; model: string }[], res: ServerResponse, obs: Observation): ProxyError | null {
-  if (!allows(client, model, targets)) {
-    const shown = model.length > 64 ? `${model.slice(0, 64)}…` : model;
-    return {
-      status: 403,
-      type: 'permission_error',
-      code: 'model_not_allowed',
-      param: 'model',
-      message: `client "${client.name}" may not use model ${JSON.stringify(shown)}; its models: ${(client.models ?? []).join(', ')}`,
-    };
-  }
+export function takePlace(limiter: ClientLimiter, client: ClientRule, res: ServerResponse, obs: Observation): ProxyError | null {
   const refusal = limiter.take(client);
   if (client.rpm !== null || client.tpm !== null) for (const [name, value] of limiter.headers(client, familyOf(res))) res.setHeader(name, value);
   if (refusal !== null) return { status: 429, type: 'rate_limit_error', code: `rate_limit_${refusal.limit}`, message: refusal.message, retryAfterSeconds: refusal.retryAfterSeconds };

@@ -70,3 +70,15 @@ export function allows(rule: ClientRule, model: string, targets: readonly { pref
   if (m.some((r) => r.test(model))) return true;
   return targets.length > 0 && targets.every((t) => m.some((r) => r.test(`${t.prefix}:${t.model}`)));
 }
+
+/**
+ * Whether the client may use every model of provider `prefix`: one of its patterns
+ * matches `<prefix>:` followed by anything. A glob does so exactly when it ends with
+ * `*` and matches `<prefix>:` itself (the last `*` then takes whatever follows).
+ */
+export function allowsWholeProvider(rule: ClientRule, prefix: string): boolean {
+  const models = rule.models;
+  const m = rule.matchers;
+  if (models === null || m === null) return true;
+  return models.some((p, i) => p.endsWith('*') && m[i]?.test(`${prefix}:`) === true);
+}

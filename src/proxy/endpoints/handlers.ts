@@ -32,7 +32,8 @@ export function createHandlers(deps: ProxyDeps): ProxyHandlers {
   const pool = createUpstreamPool();
   const runtimeOf = runtimeCache(deps.env ?? process.env, deps.log);
   const catalog = createModelCatalog(pool, deps.log);
-  const begin = createAdmission(deps, runtimeOf);
+  const owners = new ResponseOwners();
+  const admission = createAdmission(deps, runtimeOf, new ClientLimiter(deps.now), owners);
 
   function tunnelHint(p: Provider): string {
     const t = deps.tunnelForLocalEndpoint?.(p.hostname, p.port);
@@ -44,10 +45,10 @@ export function createHandlers(deps: ProxyDeps): ProxyHandlers {
       : `${via}, which is ${t.status}, not RUNNING`;
   }
 
-  const shared: Shared = { pool, rests: createRests(deps.now), tunnel: deps.tunnel, tunnelHint, log: deps.log, owners: new ResponseOwners() };
-  const ctx = { deps, begin, limiter: new ClientLimiter(deps.now), shared };
-  const models = createModelRoutes(begin, catalog, deps.tunnel, { list: methodsOf('/v1/models'), one: methodsOf('/v1/models/{id*}') });
-  const stored = createStoredResponseRoute(begin, shared);
+  const shared: Shared = { pool, rests: createRests(deps.now), tunnel: deps.tunnel, tunnelHint, log: deps.log, owners };
+  const ctx = { deps, admission, shared };
+  const models = createModelRoutes(admission, catalog, deps.tunnel, { list: methodsOf('/v1/models'), one: methodsOf('/v1/models/{id*}') });
+  const stored = createStoredResponseRoute(admission, shared);
   // One handler per path of the table, made up front: a request costs a lookup.
   const byPath = new Map<string, RequestListener>();
 
@@ -55,30 +56,31 @@ export function createHandlers(deps: ProxyDeps): ProxyHandlers {
     of(route) {
       let handler = byPath.get(route.path);
       if (handler === undefined) {
-        switch (route.kind) {
-          case 'model-routed':
-            if (route.endpoint === undefined) throw new Error(`route ${route.path} is model-routed without an endpoint`);
+        // A route's handler is the one for where its model comes from.
+        switch (route.model) {
+          case 'body':
+          case 'form':
             handler = modelRouted(ctx, route.endpoint, methodsOf(route.path));
             break;
-          case 'model-list':
+          case 'listed':
             handler = models.models;
             break;
-          case 'model-by-id':
+          case 'path':
             handler = models.model;
             break;
           case 'stored-response':
             handler = stored;
             break;
           default: {
-            const kind: never = route.kind;
-            throw new Error(`no handler for routes of kind ${String(kind)}`);
+            const source: never = route;
+            throw new Error(`no handler for routes whose model comes from ${JSON.stringify(source)}`);
           }
         }
         byPath.set(route.path, handler);
       }
       return handler;
     },
-    unknown: unknownPath(deps, runtimeOf),
+    unknown: unknownPath(admission),
     close() {
       pool.close();
     },

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestListener } from '../../http-listener.js';
-import type { Admit } from './admission.js';
+import { modelNotFound, type Admission } from './admission.js';
 import { errorFamilyOf, type Method } from '../routes.js';
 import type { TunnelLookup } from '../deps.js';
 import { err, type Result } from '../../result.js';
@@ -33,7 +33,7 @@ function visibleTo(client: ClientRule | null, runtime: Runtime, data: readonly M
  * never do. The same models either way.
  */
 export function createModelRoutes(
-  begin: Admit,
+  admission: Admission,
   catalog: ModelCatalog,
   tunnel: TunnelLookup | undefined,
   methods: { list: readonly Method[]; one: readonly Method[] },
@@ -42,8 +42,8 @@ export function createModelRoutes(
 
   const models: RequestListener = (req, res) => {
     const family = familyOf(req);
-    const begun = begin(req, res, '/models', methods.list, family);
-    if (begun === null) return;
+    const begun = admission.begin(req, res, '/models', methods.list, family);
+    if (begun === null || admission.enter(begun, { from: 'listed' }) === null) return;
     const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
     void catalog.list(begun.runtime, tunnel).then((all) => {
       const data = visibleTo(begun.client, begun.runtime, all);
@@ -56,7 +56,7 @@ export function createModelRoutes(
 
   const model: RequestListener = (req, res) => {
     const family = familyOf(req);
-    const begun = begin(req, res, '/models/{id}', methods.one, family);
+    const begun = admission.begin(req, res, '/models/{id}', methods.one, family);
     if (begun === null) return;
     const url = req.url ?? '';
     const rest = url.slice(url.indexOf('/models/') + '/models/'.length).split('?')[0] ?? '';
@@ -64,13 +64,16 @@ export function createModelRoutes(
     try {
       id = decodeURIComponent(rest);
     } catch {
-      return sendError(res, begun.requestId, badPercentEncoding('model id'), false, family);
+      if (admission.enter(begun, { from: 'none' }) !== null) sendError(res, begun.requestId, badPercentEncoding('model id'), false, family);
+      return;
     }
     begun.obs.model = id;
+    // A model the client may not use is refused by the admission as one no provider has.
+    if (admission.enter(begun, { from: 'path', model: id }) === null) return;
     void catalog.list(begun.runtime, tunnel).then((all) => {
-      const found = visibleTo(begun.client, begun.runtime, all).find((m) => m.id === id);
+      const found = all.find((m) => m.id === id);
       if (found !== undefined) return answerJson(req, res, begun.requestId, family === 'openai' ? found : anthropicModel(found));
-      sendError(res, begun.requestId, { status: 404, type: 'invalid_request_error', code: 'model_not_found', param: 'model', message: `no model ${JSON.stringify(id.slice(0, 200))} among the providers' models and the aliases (GET /v1/models lists them)` }, false, family);
+      sendError(res, begun.requestId, modelNotFound(id), false, family);
     });
   };
 

@@ -1,6 +1,6 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { RequestListener } from '../../http-listener.js';
-import type { Admit, Admitted } from './admission.js';
+import type { Admission, Admitted, Entered } from './admission.js';
 import { readBody, refuseTooLarge } from '../request/read-body.js';
 import { DEFAULT_MAX_BODY_BYTES, type ProxyDeps } from '../deps.js';
 import type { Endpoint, Method } from '../routes.js';
@@ -11,24 +11,24 @@ import { readForm, writeForm, type Form } from '../request/multipart.js';
 import type { Target } from '../route/providers.js';
 import { decodeRequestBody } from '../request/body-encoding.js';
 import { formatMismatch, targetsFor } from '../route/targets.js';
-import { enter } from '../clients/gate.js';
-import type { ClientLimiter } from '../clients/limiter.js';
+import { duplicateModel } from '../route/model-field.js';
 import { speaks, translationFor, type Translation } from '../translate/translation.js';
 
-/** One request to an endpoint, once admitted. */
+/** One request to an endpoint, once its key was taken. */
 interface Incoming extends Admitted {
   req: IncomingMessage;
-  res: ServerResponse;
   endpoint: Endpoint;
 }
 
 /** What the handlers of every route share (one per proxy): endpoints/handlers.ts makes it. */
 export interface Context {
   deps: ProxyDeps;
-  begin: Admit;
-  limiter: ClientLimiter;
+  admission: Admission;
   shared: Shared;
 }
+
+/** The Responses API's requests that may build on a stored response (`previous_response_id`). */
+const continuesResponse = (endpoint: Endpoint): boolean => endpoint.path === '/responses' || endpoint.path.startsWith('/responses/');
 
 /**
  * The handler of one endpoint routed by the `model` of its body (POST /v1/chat/completions
@@ -36,14 +36,15 @@ export interface Context {
  * sent to the targets of its model, translated when none of them speaks its format.
  */
 export function modelRouted(ctx: Context, endpoint: Endpoint, methods: readonly Method[]): RequestListener {
-  const { deps, begin, limiter, shared } = ctx;
+  const { deps, admission, shared } = ctx;
 
   /**
-   * The targets of `model` that take the endpoint's format, or null after answering why
-   * there are none. With `fields` (a JSON request), targets that take a format the
-   * request translates to are the fallback: then the request goes to them, translated.
+   * The request let through the admission with the targets of `model` that take the
+   * endpoint's format, or null after answering why not. With `fields` (a JSON request),
+   * targets that take a format the request translates to are the fallback: then the
+   * request goes to them, translated.
    */
-  function fitting(r: Incoming, model: string, fields?: Record<string, unknown>): { targets: readonly Target[]; translation?: Translation } | null {
+  function fitting(r: Incoming, model: string, fields?: Record<string, unknown>): { entered: Entered; targets: readonly Target[]; translation?: Translation } | null {
     const { runtime, endpoint } = r;
     r.obs.model = model;
     const targets = targetsFor(model, runtime);
@@ -51,11 +52,9 @@ export function modelRouted(ctx: Context, endpoint: Endpoint, methods: readonly 
       sendError(r.res, r.requestId, targets.error, false, endpoint.family);
       return null;
     }
-    const refused = r.client === null ? null : enter(limiter, r.client, model, targets.value, r.res, r.obs);
-    if (refused !== null) {
-      sendError(r.res, r.requestId, refused, false, endpoint.family);
-      return null;
-    }
+    const previous = fields !== undefined && continuesResponse(endpoint) ? fields.previous_response_id : undefined;
+    const entered = admission.enter(r, { from: endpoint.model, model, targets: targets.value, continues: typeof previous === 'string' ? previous : undefined });
+    if (entered === null) return null;
     // Targets that speak the endpoint's format are tried as they are; only when there are none is the request translated.
     const fits = (t: Target): boolean => speaks(runtime.providers.get(t.prefix), endpoint);
     const fit = targets.value.every(fits) ? targets.value : targets.value.filter(fits);
@@ -76,34 +75,36 @@ export function modelRouted(ctx: Context, endpoint: Endpoint, methods: readonly 
           return null;
         }
         const able = targets.value.filter((t) => translationFor(endpoint.path, runtime.providers.get(t.prefix)) === via);
-        return { targets: able, translation: translated.value };
+        return { entered, targets: able, translation: translated.value };
       }
       sendError(r.res, r.requestId, formatMismatch(`/v1${endpoint.path}`, endpoint.format, first), false, endpoint.family);
       return null;
     }
-    return { targets: fit };
+    return { entered, targets: fit };
   }
 
   /** A whole (decompressed) body: checked, then sent to the targets of its model. */
   function route(r: Incoming, body: Buffer): void {
-    if (r.endpoint.body === 'multipart') {
+    if (r.endpoint.model === 'form') {
       readForm(body, r.req.headers['content-type'], (form) => (form.ok ? routeForm(r, form.value) : sendError(r.res, r.requestId, form.error, false, r.endpoint.family)));
       return;
     }
     const parsed = parseModelRequest(r.endpoint, body);
     if (!parsed.ok) return sendError(r.res, r.requestId, parsed.error, false, r.endpoint.family);
+    const twice = duplicateModel(parsed.value.bytes);
+    if (twice !== null) return sendError(r.res, r.requestId, twice, false, r.endpoint.family);
     const fit = fitting(r, parsed.value.model, parsed.value.fields);
     if (fit === null) return;
-    const { targets, translation } = fit;
+    const { entered, targets, translation } = fit;
     // A response created with `store: false` is not kept by its provider: no id to note.
     const stored = r.endpoint.path === '/responses' && parsed.value.fields.store !== false && translation === undefined;
-    sendToTargets(shared, { req: r.req, res: r.res, requestId: r.requestId, endpoint: r.endpoint, runtime: r.runtime, targets, body: parsed.value.bytes, obs: r.obs, stored, translation });
+    sendToTargets(shared, { req: r.req, res: entered.res, requestId: entered.requestId, endpoint: r.endpoint, runtime: entered.runtime, targets, body: parsed.value.bytes, obs: entered.obs, stored, translation });
   }
 
   function routeForm(r: Incoming, form: Form): void {
     const fitted = fitting(r, form.model);
     if (fitted === null) return;
-    const fit = fitted.targets;
+    const { entered, targets: fit } = fitted;
     // Every target's form is written before the first is tried: the walk over the targets stays synchronous.
     const models = [...new Set(fit.map((t) => t.model))];
     void Promise.all(models.map((m) => writeForm(form, m))).then(
@@ -113,7 +114,7 @@ export function modelRouted(ctx: Context, endpoint: Endpoint, methods: readonly 
           const w = written[i];
           if (w !== undefined) forms.set(m, w);
         });
-        sendToTargets(shared, { ...r, targets: fit, body: Buffer.alloc(0), forms });
+        sendToTargets(shared, { req: r.req, res: entered.res, requestId: entered.requestId, endpoint: r.endpoint, runtime: entered.runtime, obs: entered.obs, targets: fit, body: Buffer.alloc(0), forms });
       },
       (e: unknown) => {
         shared.log?.({ event: 'proxy_bug', request_id: r.requestId, error: String(e) });
@@ -123,9 +124,9 @@ export function modelRouted(ctx: Context, endpoint: Endpoint, methods: readonly 
   }
 
   return (req, res) => {
-    const begun = begin(req, res, endpoint.path, methods, endpoint.family);
+    const begun = admission.begin(req, res, endpoint.path, methods, endpoint.family);
     if (begun === null) return;
-    const r: Incoming = { req, res, endpoint, requestId: begun.requestId, runtime: begun.runtime, obs: begun.obs, client: begun.client };
+    const r: Incoming = { ...begun, req, endpoint };
     const limit = deps.maxBodyBytes ?? r.runtime.maxBodyBytes ?? endpoint.maxBytes ?? DEFAULT_MAX_BODY_BYTES;
     readBody(req, limit, (body) => {
       if (!Buffer.isBuffer(body)) {

@@ -1,27 +1,25 @@
 import type { RequestListener } from '../../http-listener.js';
-import type { ProxyDeps } from '../deps.js';
+import type { Admission } from './admission.js';
 import { sendError, type ProxyError } from '../errors.js';
-import { observeRequest } from '../observe/request-record.js';
-import { applyCors } from '../request/cors.js';
-import { pickRequestId } from '../request/request-id.js';
-import type { Runtime } from '../route/providers.js';
 import { ENDPOINTS, errorFamilyOf } from '../routes.js';
 
 /**
- * Any path of the `/v1` group that is none of its routes: a browser's preflight is
- * answered (CORS), anything else is a 404 in the shape the path's clients read, so that
- * a client asking for an endpoint the proxy lacks (audio, say) learns it from the proxy.
+ * Any path of the `/v1` group that is none of its routes (files, batches, …: they name
+ * no model, so no provider could be chosen): a browser's preflight is answered (CORS);
+ * anything else passes the admission as every route does (a key that opens no route
+ * gets its 401, a client over its limits its 429), then is a 404 in the shape the
+ * path's clients read, so that a client asking for an endpoint the proxy lacks learns
+ * it from the proxy.
  */
-export function unknownPath(deps: ProxyDeps, runtimeOf: (config: ReturnType<ProxyDeps['getConfig']>) => Runtime): RequestListener {
+export function unknownPath(admission: Admission): RequestListener {
   return (req, res) => {
-    const requestId = pickRequestId(req.headers['x-request-id']);
-    // One label for every unknown path, so that a scanner cannot grow the series without bound.
-    observeRequest({ requestId, endpoint: 'other', res, log: deps.log, metrics: deps.metrics });
-    if (applyCors(req, res, runtimeOf(deps.getConfig()).corsOrigins, requestId)) return;
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
-    sendError(res, requestId, notFound(req.method ?? '', path), true, errorFamilyOf(path, req.headers['anthropic-version']));
+    // One label for every unknown path, so that a scanner cannot grow the series without bound.
+    const begun = admission.begin(req, res, 'other', null, errorFamilyOf(path, req.headers['anthropic-version']));
+    if (begun === null || admission.enter(begun, { from: 'none' }) === null) return;
+    sendError(res, begun.requestId, notFound(req.method ?? '', path), true, begun.family);
   };
 }
 

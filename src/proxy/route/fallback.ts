@@ -9,7 +9,7 @@ import { keyRefusal, type Runtime, type Target } from './providers.js';
 import type { Provider } from '../relay/provider.js';
 import type { Rests } from './retry-after-rests.js';
 import { startRelay } from '../relay/relay.js';
-import { notingOwner, type ResponseOwners } from './response-owners.js';
+import { notingOwner, type ResponseOwner, type ResponseOwners } from './response-owners.js';
 import { locate } from './targets.js';
 import { relayTranslated } from '../translate/relay.js';
 import type { Translation } from '../translate/translation.js';
@@ -79,7 +79,7 @@ class TargetWalk {
   /** Set when a resting target is asked as the last resort: its answer is the client's. */
   private lastResort = false;
   /** The provider being tried, whose answer notes a stored response's owner (response-owners.ts). */
-  provider: { readonly prefix: string } = NO_PROVIDER_YET;
+  private provider: { readonly prefix: string } = NO_PROVIDER_YET;
   readonly res: ServerResponse;
   private readonly observer: RelayObserver;
   private readonly onSettled = (s: Settled): void => this.settled(s);
@@ -90,6 +90,12 @@ class TargetWalk {
   ) {
     this.res = a.res;
     this.observer = a.stored === true ? notingOwner(a.obs, shared.owners, this) : a.obs;
+  }
+
+  /** Who makes the response being asked for: the request's client, with the target being tried. */
+  owner(): ResponseOwner {
+    const target = this.a.targets[this.index];
+    return { provider: this.provider.prefix, client: this.a.obs.client, model: target === undefined ? '' : `${target.prefix}:${target.model}` };
   }
 
   attempt(i: number): void {

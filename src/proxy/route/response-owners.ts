@@ -1,28 +1,38 @@
 import type { RelayObserver } from '../relay/relay-request.js';
 
 /**
- * Which provider created each stored response that passed through the proxy, so that
- * the calls by id (`responses.retrieve`, `.delete`, `.cancel`, `.inputItems.list`:
- * `/v1/responses/{id}…`, which name no model) reach the server that holds it. Kept in
- * memory for the most recent MAX_OWNERS responses; a restart forgets them (then
- * `default_provider`, if set, gets such a call).
+ * Who made each stored response that passed through the proxy, so that the calls by
+ * id (`responses.retrieve`, `.delete`, `.cancel`, `.inputItems.list`:
+ * `/v1/responses/{id}…`, which name no model) reach the server that holds it, and only
+ * for the client that made it (endpoints/admission.ts). Kept in memory for the most
+ * recent MAX_OWNERS responses; a restart forgets them (then `default_provider`, if set,
+ * gets such a call from a key that may use all of its models).
  */
 export const MAX_OWNERS = 10_000;
 
+/** Who made a stored response: the provider that holds it, the client that asked, and the target's model. */
+export interface ResponseOwner {
+  provider: string;
+  /** The client of `proxy.clients` whose key it came with; null for a shared key or an open proxy. */
+  client: string | null;
+  /** The target it was made with, `<prefix>:<model>`: a client no longer allowed it is refused its responses. */
+  model: string;
+}
+
 export class ResponseOwners {
-  private readonly owners = new Map<string, string>();
+  private readonly owners = new Map<string, ResponseOwner>();
 
   constructor(private readonly max = MAX_OWNERS) {}
 
-  remember(id: string, prefix: string): void {
+  remember(id: string, owner: ResponseOwner): void {
     // Re-inserted so that the map's order stays oldest first.
     this.owners.delete(id);
-    this.owners.set(id, prefix);
+    this.owners.set(id, owner);
     const oldest = this.owners.keys().next();
     if (this.owners.size > this.max && oldest.done !== true) this.owners.delete(oldest.value);
   }
 
-  ownerOf(id: string): string | undefined {
+  ownerOf(id: string): ResponseOwner | undefined {
     return this.owners.get(id);
   }
 }
@@ -64,17 +74,17 @@ type Observer = RelayObserver;
  * A request's observer that also notes who created the response it answers: the
  * start of a successful `/v1/responses` answer names the response (looked for in its
  * first HEAD_BYTES, however they arrive: the id may be cut between two pieces, or
- * follow a stream's comment lines), and the provider it came from is the one being
+ * follow a stream's comment lines), and its owner is the client and the target being
  * tried at that moment.
  */
-export function notingOwner(observer: Observer, owners: ResponseOwners, current: { readonly provider: { prefix: string }; readonly res: { statusCode: number } }): Observer {
+export function notingOwner(observer: Observer, owners: ResponseOwners, current: { owner(): ResponseOwner; readonly res: { statusCode: number } }): Observer {
   let head: Buffer | null = Buffer.alloc(0);
   return {
     tap(chunk) {
       if (head !== null) {
         head = current.res.statusCode < 300 ? Buffer.concat([head, chunk.subarray(0, HEAD_BYTES - head.length)]) : null;
         const id = head === null ? null : responseIdIn(head);
-        if (id !== null) owners.remember(id, current.provider.prefix);
+        if (id !== null) owners.remember(id, current.owner());
         if (id !== null || (head !== null && head.length >= HEAD_BYTES)) head = null;
       }
       observer.tap(chunk);
