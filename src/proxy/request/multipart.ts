@@ -1,19 +1,22 @@
 import busboy from 'busboy';
-import { MIMEType } from 'node:util';
 import { err, ok, type Result } from '../../result.js';
 import { invalidRequest, type ProxyError } from '../errors.js';
+import { parameters, splitParts, type RawPart } from './form-parts.js';
 
 /**
  * Multipart request bodies: the uploads of audio transcription and translation
  * (`audio.transcriptions.create` sends the audio file and `model` as form fields).
- * Read with busboy, which checks the whole form. Each target gets the client's bytes
- * with the value of the `model` part replaced, like a JSON body: the parts are
- * delimited by the boundary (which the content never holds, RFC 2046), busboy reports
- * them in the same order, and the splice is made only where the bytes after the
- * `model` part's headers are exactly the value busboy read. Any form where that does
- * not hold (a part without Content-Disposition, which busboy skips; a value in another
- * charset) is written out again by the platform's FormData instead, with every field
- * the same and in the same order. A part with no field name is refused (RFC 7578).
+ * Read with busboy, which checks the whole form, and split by the proxy itself
+ * (form-parts.ts), which refuses a form that servers could read differently (two
+ * names for a part, two Content-Disposition headers, a duplicated boundary, …): the
+ * two readings must name the same fields in the same order, and the form must have
+ * one `model` field, or the model is ambiguous (400). Each target gets the client's
+ * bytes with the value of the `model` part replaced, like a JSON body: the splice is
+ * made only where the bytes after the `model` part's headers are exactly the value
+ * busboy read. Any form where that does not hold (a part without Content-Disposition,
+ * which no reader takes as a field; a value in another charset) is written out again
+ * by the platform's FormData instead, with every field the same and in the same
+ * order. A part with no field name is refused (RFC 7578).
  */
 export type FormPart =
   | { kind: 'field'; name: string; value: string }
@@ -41,6 +44,10 @@ export function readForm(bytes: Buffer, contentType: string | undefined, done: (
   if (contentType === undefined || !/^\s*multipart\/form-data\s*;/i.test(contentType)) {
     return done(bad(`this route takes a multipart/form-data body (the audio file and "model" as form fields), found content-type ${JSON.stringify((contentType ?? '(none)').slice(0, 100))}`));
   }
+  // Busboy and the platform's MIME parser take the first of two boundaries, other servers the last.
+  const type = parameters(contentType);
+  if (!type.ok) return done(bad(`the content-type ${JSON.stringify(contentType.slice(0, 100))} cannot be read: ${type.error}`));
+  const boundary = type.value.params.get('boundary')?.text;
   let parser: busboy.Busboy;
   try {
     // The body is already within the route's limit; no part of it is cut here.
@@ -74,49 +81,34 @@ export function readForm(bytes: Buffer, contentType: string | undefined, done: (
   parser.on('error', (e: Error) => settle(bad(`the multipart/form-data body cannot be read: ${e.message}`)));
   parser.on('partsLimit', () => settle(bad(`the form has more than ${MAX_PARTS} parts; an upload has a file and a few fields`)));
   parser.on('close', () => {
+    const split = boundary === undefined ? err('the content-type names no boundary') : splitParts(bytes, boundary);
+    if (!split.ok) return settle(bad(`the multipart/form-data body is ambiguous: ${split.error}; no part of it was sent on`));
     if (nameless > 0) return settle(bad(`${nameless === 1 ? 'a part' : `${nameless} parts`} of the form name${nameless === 1 ? 's' : ''} no field (Content-Disposition: form-data; name="…")`));
+    const raw = split.value;
+    const named = raw.filter((p) => p.name !== null);
+    if (named.length !== parts.length || named.some((p, i) => p.name !== parts[i]?.name)) {
+      return settle(bad('the multipart/form-data body is ambiguous: its parts are not read alike by every reader; no part of it was sent on'));
+    }
     const models = parts.filter((p) => p.name === 'model');
     const model = models[0];
     if (model === undefined) return settle(bad('missing required form field "model" (expected "<prefix>:<model_name>" or an alias)', 'model'));
-    if (models.length > 1) return settle(bad(`the form field "model" is given ${models.length} times; give it once`, 'model'));
+    if (models.length > 1) return settle(bad(`the form field "model" is given ${models.length} times; give it once (servers differ on which one counts)`, 'model'));
     if (model.kind !== 'field' || model.value === '') return settle(bad('the form field "model" must be a non-empty text field "<prefix>:<model_name>" or an alias', 'model'));
-    settle(ok({ parts, model: model.value, bytes, contentType, modelAt: valueAt(bytes, contentType, parts.indexOf(model), parts.length, model.value) }));
+    const index = parts.indexOf(model);
+    const at = named[index];
+    const encoding = at?.transferEncoding ?? null;
+    if (encoding !== null && !['7bit', '8bit', 'binary'].includes(encoding)) {
+      return settle(bad(`the form field "model" has Content-Transfer-Encoding ${JSON.stringify(encoding)}, which servers decode or not (RFC 7578 §4.7 retires it)`, 'model'));
+    }
+    // The splice needs the two readings to be the same parts: a part busboy skipped (no Content-Disposition) is written out again instead.
+    settle(ok({ parts, model: model.value, bytes, contentType, modelAt: named.length === raw.length && at !== undefined ? valueAt(bytes, at, model.value) : null }));
   });
   parser.end(bytes);
 }
 
-const CRLF2 = Buffer.from('\r\n\r\n');
-
-/**
- * Where the value of the `index`-th of `count` parts lies in `bytes`, if the body has
- * exactly `count` parts and that one's content is exactly `value`'s UTF-8; else null.
- */
-function valueAt(bytes: Buffer, contentType: string, index: number, count: number, value: string): { start: number; end: number } | null {
-  let boundary: string | undefined;
-  try {
-    boundary = new MIMEType(contentType).params.get('boundary') ?? undefined;
-  } catch {
-    return null;
-  }
-  if (boundary === undefined) return null;
-  // A delimiter is CRLF, "--" and the boundary; the first one may open the body without its CRLF.
-  const delimiter = Buffer.from(`\r\n--${boundary}`);
-  let at = bytes.subarray(0, delimiter.length - 2).equals(delimiter.subarray(2)) ? 0 : bytes.indexOf(delimiter);
-  let found: { start: number; end: number } | null = null;
-  let parts = 0;
-  for (; at !== -1; parts++) {
-    const next = bytes.indexOf(delimiter, at + delimiter.length - 2);
-    // The last delimiter (`--boundary--`) closes the last part.
-    if (next === -1) break;
-    if (parts === index) {
-      const headersEnd = bytes.indexOf(CRLF2, at + delimiter.length - 2);
-      if (headersEnd === -1 || headersEnd > next) return null;
-      found = { start: headersEnd + CRLF2.length, end: next };
-    }
-    at = next;
-  }
-  if (found === null || parts !== count || !bytes.subarray(found.start, found.end).equals(Buffer.from(value, 'utf8'))) return null;
-  return found;
+/** Where the value of `part` lies in `bytes`, if its content is exactly `value`'s UTF-8; else null (another charset: written out again). */
+function valueAt(bytes: Buffer, part: RawPart, value: string): { start: number; end: number } | null {
+  return bytes.subarray(part.start, part.end).equals(Buffer.from(value, 'utf8')) ? { start: part.start, end: part.end } : null;
 }
 
 /** The form as a target gets it: `model` replaced, everything else as the client sent it. */
