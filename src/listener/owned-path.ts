@@ -1,21 +1,31 @@
 /**
  * Whether a unix socket is the user's own (SPEC §6): before `tunnel-cli` or the panel
  * send a byte — a command, a one-time code typed at a login — the socket must belong
- * to the user, and so must every folder above it, or to root, with none writable by
- * another account (a sticky folder such as /tmp excepted: there no one may rename or
- * remove another's entries). Otherwise another account could have planted the folder
- * and a server of its own in it, or swap the socket later.
+ * to the user, and so must every folder above it, or to root: another account cannot
+ * then have planted any of them. The socket's own folder must also be writable by no
+ * other account (a sticky folder such as /tmp excepted: there no one may rename or
+ * remove another's entries), as the daemon demands of it, or the socket could be
+ * swapped between this check and the connection. A folder higher up may be open to
+ * all (a Kubernetes emptyDir is 0777): replacing anything below it makes a folder the
+ * other account owns, which the ownership check sees.
  */
 import { lstatSync, realpathSync, type Stats } from 'node:fs';
 import { dirname } from 'node:path';
 import { showAccount } from './account-names.js';
 
-/** Why a folder may hold our socket for `uid`, or null when it may. */
-export function folderProblem(dir: string, st: Pick<Stats, 'uid' | 'mode' | 'isDirectory'>, uid: number): string | null {
+/** Why a folder above our socket is not to be trusted for `uid` (another account's), or null. */
+function ownerProblem(dir: string, st: Pick<Stats, 'uid' | 'isDirectory'>, uid: number): string | null {
   if (!st.isDirectory()) return `${dir} is not a folder`;
   if (st.uid !== uid && st.uid !== 0) {
     return `the folder ${dir} belongs to ${showAccount(st.uid)}, not to you (${showAccount(uid)}) or root: another account may have made it to catch what you send`;
   }
+  return null;
+}
+
+/** Why a folder may not hold our socket for `uid`, or null when it may. */
+export function folderProblem(dir: string, st: Pick<Stats, 'uid' | 'mode' | 'isDirectory'>, uid: number): string | null {
+  const owner = ownerProblem(dir, st, uid);
+  if (owner !== null) return owner;
   const sticky = (st.mode & 0o1000) !== 0;
   if ((st.mode & 0o022) !== 0 && !sticky) {
     return `the folder ${dir} is writable by other accounts (mode ${(st.mode & 0o777).toString(8)}), who could replace the socket in it: run chmod go-w ${dir}`;
@@ -59,7 +69,7 @@ export function socketTrustProblem(path: string, uid: number, named = false): st
     } catch (e) {
       return `cannot inspect the folder ${dir}: ${(e as Error).message}`;
     }
-    const problem = folderProblem(dir, d, owner);
+    const problem = dir === dirname(real) ? folderProblem(dir, d, owner) : ownerProblem(dir, d, owner);
     if (problem !== null) return `the socket ${path} is not safe to use: ${problem}`;
     if (dir === dirname(dir)) return null;
   }

@@ -27,8 +27,10 @@ const EVENTS_OPEN_TIMEOUT_MS = 10_000;
 /** Why fetch threw: Node hides the network error's code in `cause` (or in `cause.errors` for several addresses). */
 function thrown(where: string, e: unknown): DaemonFailure {
   const timedOut = e instanceof Error && e.name === 'TimeoutError';
-  const cause = (e as { cause?: { code?: string; errors?: { code?: string }[] } } | null)?.cause;
-  return networkFailure(where, cause?.code ?? cause?.errors?.[0]?.code, timedOut);
+  const cause = (e as { cause?: { code?: string; name?: string; errors?: { code?: string }[] } } | null)?.cause;
+  // undici's parser error for an answer that is not HTTP carries no code of its own.
+  const parser = cause?.name === 'HTTPParserError' ? 'HPE_INVALID_CONSTANT' : undefined;
+  return networkFailure(where, cause?.code ?? cause?.errors?.[0]?.code ?? parser, timedOut);
 }
 
 export interface DaemonClientOptions {
