@@ -6,7 +6,7 @@ import { err, ok, type Result } from '../result.js';
 import { resolveAmong } from './resolve.js';
 import { apiError, internalErrorHandler } from './errors.js';
 import { bodyProblems, ReferenceConfigBody, ReferenceTunnelBody, referenceTunnel, tunnelInput } from './reference-tunnel.js';
-import type { SuccessBody } from './types.js';
+import type { SuccessBody, WrittenTunnel } from './types.js';
 import { unreachable } from '../unreachable.js';
 
 /**
@@ -15,7 +15,9 @@ import { unreachable } from '../unreachable.js';
  * kept, backups, validation with the daemon's loader. GET answers with an ETag (the
  * file's version); a write with If-Match is refused with 409 when the file changed
  * since, and every write is refused when the file changes while it runs. After a write
- * the daemon reloads at once, so /status reflects it when the answer arrives.
+ * the daemon reloads at once, so /status reflects it when the answer arrives, and the
+ * answer carries the exposure warnings (SPEC §5) of what was written as `warnings`:
+ * the daemon runs it (the user may mean it), and says who can reach it.
  */
 export function createConfigApp(engine: EngineApi, store: ConfigStore, onBug?: Parameters<typeof internalErrorHandler>[0]): Hono {
   const app = new Hono();
@@ -55,11 +57,16 @@ export function createConfigApp(engine: EngineApi, store: ConfigStore, onBug?: P
     return answer(r.value.view);
   };
 
+  /** The exposure of the tunnels in force after the write's reload, as the daemon logged it. */
+  const exposureOf = (hash: string | null): string[] =>
+    engine.configHealth().exposure.flatMap((e) => (hash === null ? [`tunnel ${JSON.stringify(e.name)} (line ${e.line}): ${e.message}`] : e.hash === hash ? [e.message] : []));
+
   /** The entry at `index` of the file as written, in the reference's shape: the answer to an add or an update. */
   const entryAt = (view: ConfigView, index: number, status: 200 | 201): Response => {
     const entry = view.entries[index];
     if (entry === undefined) return apiError('config_conflict', `${store.path} changed while the tunnel was being written; read it again`);
-    return json(referenceTunnel(entry), status, view.version);
+    const record = referenceTunnel(entry);
+    return json({ ...record, warnings: exposureOf(record.hash) } satisfies WrittenTunnel, status, view.version);
   };
 
   const body = async <T>(c: Context, schema: z.ZodType<T>): Promise<Result<T, Response>> => {
@@ -87,7 +94,7 @@ export function createConfigApp(engine: EngineApi, store: ConfigStore, onBug?: P
   const replaceAll = async (c: Context) => {
     const b = await body(c, ReferenceConfigBody);
     if (!b.ok) return b.error;
-    return write(c, { kind: 'replace', tunnels: b.value.tunnels.map(tunnelInput) }, () => json(success('Configuration saved'), 200));
+    return write(c, { kind: 'replace', tunnels: b.value.tunnels.map(tunnelInput) }, () => json({ ...success('Configuration saved'), warnings: exposureOf(null) }, 200));
   };
   app.post('/config', replaceAll);
   app.put('/config', replaceAll);

@@ -1,5 +1,6 @@
 import type { ConfigProblem, RejectedEntry } from '../config/types.js';
 import type { SupervisorApi } from '../supervisor/types.js';
+import type { Exposure } from '../tunnel/exposure.js';
 import type { TunnelSpec } from '../tunnel/spec.js';
 import type { ReloadRecord } from './types.js';
 
@@ -25,8 +26,21 @@ export interface ConfigHealth {
   missing: boolean;
   /** Warnings of the config in force (unknown keys). */
   warnings: string[];
+  /** What the tunnels in force open to more than this machine (SPEC §5), each in the words of tunnel/exposure.ts. */
+  exposure: TunnelExposure[];
   /** ISO 8601 of the last reload attempt. */
   loaded_at: string | null;
+}
+
+/** One exposure warning of a tunnel in force. */
+export interface TunnelExposure {
+  hash: string;
+  name: string;
+  /** The entry's line in the file it was loaded from. */
+  line: number;
+  exposure: Exposure;
+  /** The sentence (exposureText), naming who can reach what. */
+  message: string;
 }
 
 /**

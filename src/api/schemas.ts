@@ -53,22 +53,69 @@ export const reloadRecordSchema = z.object({
   left_out: z.number().int(),
 });
 
-/** The config file's state, as /health shows it without a token. */
-export const healthConfigSchema = z.object({
+/**
+ * The config file's state as GET /health shows it to every caller: usable or not,
+ * there or not, and how many problems — no tunnel, host, path, line or message
+ * (`error` only says that there are problems, and where to read them).
+ */
+export const healthConfigOpenSchema = z.object({
   valid: z.boolean(),
   error: z.string().nullable(),
   missing: z.boolean(),
+  /** How many problems the file on disk has (0 when valid or missing). */
+  problems: z.number().int(),
+});
+
+const healthCounts = {
+  /** Tunnels supervised (the config in force). */
+  tunnels: z.number().int(),
+  /** Of them, RUNNING (the forward established). */
+  running: z.number().int(),
+};
+
+/**
+ * GET /health: always 200 while the daemon runs, the same body for every caller on
+ * every listener (container and kubelet probes, any account). While the first load of
+ * the config file runs, `loading` is true and `config` null: nothing is known of the file yet.
+ */
+export const healthBodySchema = z.object({ ok: z.literal(true), loading: z.boolean(), config: healthConfigOpenSchema.nullable(), ...healthCounts });
+
+/** The config file's state in full, as GET /health/details shows it behind the token. */
+export const healthConfigSchema = z.object({
+  valid: z.boolean(),
+  /** The problems, one per line with line and column; null when valid. */
+  error: z.string().nullable(),
+  missing: z.boolean(),
+  problems: z.number().int(),
   /** How much of the file on disk is in force: all, partial (entries with problems left out), none. */
   applied: z.enum(['all', 'partial', 'none']),
   /** The entries left out, each with its problems (formatted with line and column). */
   rejected: z.array(z.object({ index: z.number().int(), line: z.number().int(), column: z.number().int(), problems: z.array(z.string()) })),
+  /** Warnings of the config in force (unknown keys, values read leniently), with line and column. */
+  warnings: z.array(z.string()),
+});
+
+/** A tunnel in force that opens a port to more than this machine (SPEC §5): `message` names who can reach what. */
+export const exposureRecordSchema = z.object({
+  hash: z.string(),
+  name: z.string(),
+  line: z.number().int(),
+  kind: z.enum(['open_listener', 'remote_all', 'own_listener']),
+  message: z.string(),
 });
 
 /**
- * GET /health: always 200 while the daemon runs. While the first load of the config
- * file runs, `loading` is true and `config` null: nothing is known of the file yet.
+ * GET /health/details: what /health says, with the detail it leaves out — the file's
+ * problems and warnings, and the tunnels' exposure. A control route: the token on TCP,
+ * none on the socket.
  */
-export const healthBodySchema = z.object({ ok: z.literal(true), loading: z.boolean(), config: healthConfigSchema.nullable() });
+export const healthDetailsSchema = z.object({
+  ok: z.literal(true),
+  loading: z.boolean(),
+  config: healthConfigSchema.nullable(),
+  ...healthCounts,
+  exposure: z.array(exposureRecordSchema),
+});
 
 /** GET /logs/:hash, in the reference's shape: `log` is the lines joined by newlines, `lines` the same oldest first. */
 export const logsBodySchema = z.object({ status: z.literal('success'), tunnel_hash: z.string(), log: z.string(), lines: z.array(z.string()) });

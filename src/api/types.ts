@@ -4,8 +4,9 @@
  * each body for both sides.
  */
 import type { z } from 'zod';
-import type { healthBodySchema, healthConfigSchema, listRecordSchema, logsBodySchema, logsListSchema, reloadRecordSchema, terminalServerMessageSchema } from './schemas.js';
+import type { exposureRecordSchema, healthBodySchema, healthConfigSchema, healthDetailsSchema, listRecordSchema, logsBodySchema, logsListSchema, reloadRecordSchema, terminalServerMessageSchema } from './schemas.js';
 export type { StatusRecord, TunnelState, LastExit } from '../tunnel/status.js';
+import type { ReferenceTunnel } from './reference-tunnel.js';
 
 /** What one reload did; sent on /events as `{"type":"reload", ...}`. */
 export type ReloadRecord = z.infer<typeof reloadRecordSchema>;
@@ -51,7 +52,10 @@ export type ListRecord = z.infer<typeof listRecordSchema>;
 
 /** GET /health (see healthBodySchema): `config` is null while the first load runs. */
 export type HealthBody = z.infer<typeof healthBodySchema>;
+/** GET /health/details (see healthDetailsSchema): /health with the config's problems and the tunnels' exposure. */
+export type HealthDetails = z.infer<typeof healthDetailsSchema>;
 export type HealthConfig = z.infer<typeof healthConfigSchema>;
+export type ExposureRecord = z.infer<typeof exposureRecordSchema>;
 
 /**
  * GET /auth/<hash> upgraded to a WebSocket: a person's terminal on an interactive
@@ -75,4 +79,13 @@ export interface SuccessBody {
 }
 
 export type { ReferenceTunnel } from './reference-tunnel.js';
+
+/**
+ * The answer to `POST /config/new` and `POST|PUT /config/<hash>`: the tunnel in the
+ * reference's shape, with the exposure warnings (SPEC §5) of it as the daemon runs it
+ * (`[]` when it opens nothing beyond this machine).
+ */
+export interface WrittenTunnel extends ReferenceTunnel {
+  warnings: string[];
+}
 

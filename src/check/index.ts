@@ -12,6 +12,9 @@ import { checkStateDir } from './state-dir.js';
 import { checkTunnelHost } from './tunnel-host.js';
 import { forwardFlag } from '../tunnel/ssh-args.js';
 import { checkTarget } from '../tunnel/check-target.js';
+import type { OwnListener } from '../tunnel/exposure.js';
+import { apiListenOf, ownListeners } from '../own-listeners.js';
+import { exposureProblems } from './exposure.js';
 import { unreachable } from '../unreachable.js';
 
 export type { CheckProblem, CheckReport, TunnelResolution } from './report.js';
@@ -34,6 +37,8 @@ export interface CheckOptions {
   agentSocket?: string | null;
   /** TUNNEL_DIRECTION_MODE: which side listens decides which tunnels conflict. */
   mode?: DirectionMode;
+  /** The product's own listeners, for the exposure warnings; defaults to where this environment puts them. */
+  ownListeners?: readonly OwnListener[];
 }
 
 function account(): { home: string; user: string } {
@@ -60,6 +65,7 @@ export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
   const problems: CheckProblem[] = [];
   const notes: string[] = [];
   const warnings: CheckProblem[] = [];
+  const exposure: CheckProblem[] = [];
 
   const special = await isSpecialSshConfig(opts.sshConfigPath);
   const sshDir = opts.sshConfigPath !== null ? dirname(opts.sshConfigPath) : join(home, '.ssh');
@@ -120,6 +126,7 @@ export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
         }
       }
       problems.push(...remoteListenClashes(load.config.tunnels, tunnels, opts.mode ?? 'default'));
+      exposure.push(...exposureProblems(load.config.tunnels, opts.mode ?? 'default', opts.ownListeners ?? ownListeners(apiListenOf({}, process.env), process.env)));
       break;
     }
     default:
@@ -140,6 +147,7 @@ export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
     tunnels,
     notes,
     warnings: mergeRepeated(warnings),
+    exposure,
     problems: mergeRepeated(problems),
   };
 }

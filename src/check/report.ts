@@ -34,6 +34,8 @@ export interface CheckReport {
   notes: string[];
   /** What ssh accepts but could be tighter (a 755 SSH folder, a 644 config), each with its fix; not counted as problems. */
   warnings: CheckProblem[];
+  /** Tunnels that open a port to more than this machine (SPEC §5): told, not counted as problems (the user may mean it). */
+  exposure: CheckProblem[];
   problems: CheckProblem[];
 }
 
@@ -101,9 +103,12 @@ export function formatReport(report: CheckReport): string {
   if (report.warnings.length > 0) {
     lines.push('', `${plural(report.warnings.length, 'warning')} (ssh accepts these; the fix makes them private):`, ...report.warnings.map(formatProblem));
   }
+  if (report.exposure.length > 0) {
+    lines.push('', `${plural(report.exposure.length, 'exposure warning')} (these tunnels run as written, and open a port to more than this machine):`, ...report.exposure.map(formatProblem));
+  }
   lines.push('');
   if (report.problems.length === 0) {
-    lines.push('no problems found');
+    lines.push(report.exposure.length === 0 ? 'no problems found' : `no problems found, but ${plural(report.exposure.length, 'exposure warning')} above`);
   } else {
     lines.push(`${plural(report.problems.length, 'problem')} found; run or do this, then check again:`);
     lines.push(...report.problems.map(formatProblem));

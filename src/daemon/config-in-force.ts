@@ -4,6 +4,8 @@ import { formatProblem, loadConfigFile } from '../config/load.js';
 import { EMPTY_CONFIG, type Config, type LoadResult } from '../config/types.js';
 import type { SupervisorApi } from '../supervisor/types.js';
 import type { DirectionMode } from '../tunnel/spec.js';
+import type { OwnListener } from '../tunnel/exposure.js';
+import { createExposureLog } from './exposure-log.js';
 import { createReloadQueue } from './reload-queue.js';
 import { startable } from './startable.js';
 import type { ConfigHealth, EngineApi } from '../api/engine-api.js';
@@ -18,6 +20,8 @@ export interface ConfigInForceOptions {
   now?: () => Date;
   /** How long an empty file must stay empty before it stops the tunnels (see settledLoad). */
   emptySettleMs?: number;
+  /** The product's own listeners (the API, the panel), for the exposure warnings; read at each load. None: only open listeners are told. */
+  ownListeners?: () => readonly OwnListener[];
 }
 
 /** At least the config watcher's debounce, so that a writer's truncate and write are one event to it. */
@@ -49,8 +53,10 @@ export function createConfigInForce(opts: ConfigInForceOptions): ConfigInForce {
     held: [],
     missing: false,
     warnings: [],
+    exposure: [],
     loaded_at: null,
   };
+  const tellExposure = createExposureLog(opts.mode, opts.ownListeners ?? (() => []), opts.log);
   const listeners = new Set<(r: ReloadRecord) => void>();
   const unchangedRecord = (at: string, error: string): ReloadRecord => ({
     type: 'reload',
@@ -118,6 +124,7 @@ export function createConfigInForce(opts: ConfigInForceOptions): ConfigInForce {
           rejected,
           held: held.map((t) => t.hash),
           warnings: load.warnings.map(formatProblem),
+          exposure: tellExposure(tunnels),
           loaded_at: at,
         };
         record = { type: 'reload', at, ok: true, error, ...report, changed: report.changed ?? [], left_out: rejected.length };
@@ -136,6 +143,7 @@ export function createConfigInForce(opts: ConfigInForceOptions): ConfigInForce {
           rejected: [],
           held: [],
           warnings: load.warnings.map(formatProblem),
+          exposure: tellExposure(current.tunnels),
           loaded_at: at,
         };
         record = { type: 'reload', at, ok: true, error: null, ...report, changed: report.changed ?? [], left_out: 0 };

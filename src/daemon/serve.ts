@@ -11,6 +11,7 @@ import { createSupervisor } from '../supervisor/index.js';
 import { proxyHasKeys } from '../listener/credentials.js';
 import { createConfigInForce, type ConfigInForce } from './config-in-force.js';
 import { localEndOf, tunnelListeningOn } from './local-tunnel.js';
+import { ownListeners } from '../own-listeners.js';
 import type { Log } from './log.js';
 import type { DaemonSettings } from '../settings.js';
 
@@ -34,7 +35,9 @@ export async function startDaemon(settings: DaemonSettings, log: Log, env: NodeJ
     mode: settings.mode,
     log,
   });
-  const engine = createConfigInForce({ configPath: settings.configPath, mode: settings.mode, supervisor, log });
+  // The API's own port once bound (a test's port 0), for the exposure warnings.
+  const own = () => ownListeners({ host: settings.listen.host, port: listeners?.tcpPort ?? settings.listen.port }, env);
+  const engine = createConfigInForce({ configPath: settings.configPath, mode: settings.mode, supervisor, log, ownListeners: own });
 
   let watcher: { close(): Promise<void> } | null = null;
   let listeners: { tcpPort: number; close(): Promise<void> } | null = null;

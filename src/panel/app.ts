@@ -2,7 +2,8 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { createAssetsApp, type Assets } from './assets.js';
 import { createAuthApp, isAuthenticated, type AuthDeps } from './routes-auth.js';
-import { createConfigApp, type ConfigRoutesDeps } from './routes-config.js';
+import { createConfigApp, DEFAULT_OWN_LISTENERS, type ConfigRoutesDeps } from './routes-config.js';
+import type { OwnListener } from '../tunnel/exposure.js';
 import { createDaemonApp, type DaemonRoutesDeps } from './routes-daemon.js';
 import { createEventsApp, type EventsRoutesDeps } from './routes-events.js';
 import { apiError } from './http-errors.js';
@@ -26,6 +27,17 @@ const CSP = [
   "form-action 'self'",
   "frame-ancestors 'none'",
 ].join('; ');
+
+/**
+ * The daemon's API where the panel reaches it (its --api URL), and the panel at its
+ * default address unless told (SPEC §2): the listeners a tunnel should not forward.
+ */
+function ownListenersOf(apiOrigin: string): readonly OwnListener[] {
+  const u = URL.canParse(apiOrigin) ? new URL(apiOrigin) : null;
+  const port = u === null ? NaN : Number(u.port || (u.protocol === 'https:' ? 443 : 80));
+  const panel = DEFAULT_OWN_LISTENERS.filter((l) => l.kind === 'panel');
+  return u === null || !Number.isInteger(port) ? DEFAULT_OWN_LISTENERS : [{ kind: 'api', host: u.hostname.replace(/^\[|\]$/g, ''), port }, ...panel];
+}
 
 /**
  * The panel: its page, and a JSON API for that page under /api. Every request passes
@@ -61,7 +73,7 @@ export function createPanelApp(deps: PanelDeps): Hono {
   });
 
   app.route('/api', createAuthApp(deps));
-  app.route('/api', createConfigApp(deps));
+  app.route('/api', createConfigApp({ ...deps, ownListeners: deps.ownListeners ?? ownListenersOf(deps.daemon.where) }));
   app.route('/api', createEventsApp(deps));
   app.route('/api/daemon', createDaemonApp(deps));
   app.route('/', createAssetsApp(deps.assets));

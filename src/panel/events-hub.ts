@@ -6,7 +6,7 @@ import { connecting, connectionLost, type DaemonFailure } from './daemon-failure
 import { createSseReader, type SseEvent } from '../api/sse-reader.js';
 import { unreachable } from '../unreachable.js';
 
-/** The daemon's config state as its /health reports it. */
+/** The daemon's config state as its /health/details reports it (the problems in `error`, with line and column). */
 export interface DaemonConfigHealth {
   valid: boolean;
   error: string | null;
@@ -114,9 +114,10 @@ export class EventsHub {
 
   /** Reads the whole state; done once the stream is open, so no change falls between. */
   async #refresh(): Promise<void> {
+    // /health/details, a control route: /health says only that the file has problems, not which.
     const [statuses, health] = await Promise.all([
       this.#client.get<StatusRecord[]>('/status'),
-      this.#client.get<{ config?: DaemonConfigHealth }>('/health'),
+      this.#client.get<{ config?: DaemonConfigHealth }>('/health/details'),
     ]);
     const cfg = health.ok ? health.value.config : undefined;
     this.#snapshot = {

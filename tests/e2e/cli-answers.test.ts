@@ -124,7 +124,7 @@ describe('answers that are not what the API describes', () => {
   const answers: Record<string, { status: number; body: string }> = {
     'GET /list': { status: 200, body: JSON.stringify([{ name: 'db' }]) },
     'GET /status': { status: 200, body: JSON.stringify({ tunnels: [] }) },
-    'GET /health': { status: 200, body: JSON.stringify({ ok: true }) },
+    'GET /health/details': { status: 200, body: JSON.stringify({ ok: true }) },
     'GET /logs': { status: 200, body: JSON.stringify([{ hash: 1 }]) },
     [`GET /logs/${HASH}`]: { status: 200, body: 'plain text, not JSON' },
     [`GET /config/${HASH}`]: { status: 200, body: JSON.stringify({ ...record, interactive: 'no' }) },
@@ -161,7 +161,7 @@ describe('answers that are not what the API describes', () => {
   it.each([
     [['list'], /^tunnel-cli: the daemon's answer to GET \/list is not what this tunnel-cli expects \(0\.hash: .+\); is the daemon another version\?\n$/],
     [['status'], /^tunnel-cli: the daemon's answer to GET \/status is not what this tunnel-cli expects \(the body: .+\); is the daemon another version\?\n$/],
-    [['validate'], /^tunnel-cli: the daemon's answer to GET \/health is not what this tunnel-cli expects \(loading: .+\); is the daemon another version\?\n$/],
+    [['validate'], /^tunnel-cli: the daemon's answer to GET \/health\/details is not what this tunnel-cli expects \(loading: .+\); is the daemon another version\?\n$/],
     [['logs'], /^tunnel-cli: the daemon's answer to GET \/logs is not what this tunnel-cli expects \(0\.hash: .+\)/],
     [['logs', HASH], /^tunnel-cli: the daemon's answer to GET \/logs\/abcd1234abcd1234abcd1234abcd1234 is not JSON: "plain text, not JSON"\n$/],
     [['show-tunnel', HASH], /^tunnel-cli: the daemon's answer to GET \/config\/abcd1234abcd1234abcd1234abcd1234 is not what this tunnel-cli expects \(interactive: .+\)/],

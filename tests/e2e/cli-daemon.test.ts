@@ -6,7 +6,7 @@ import { statSync } from 'node:fs';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, MAIN, port, sshd, startDaemon, type Daemon, type Sshd } from './daemon-harness.js';
-import type { HealthBody } from '../../src/api/types.js';
+import type { HealthBody, HealthDetails } from '../../src/api/types.js';
 
 const TOKEN = 'cli-e2e-token';
 let server: Sshd;
@@ -177,7 +177,7 @@ describe('tunnel-cli against the daemon', () => {
     expect((await sock('validate')).code).toBe(1);
     // A file that is not YAML at all: nothing applied.
     daemon.writeConfig(`${configText()}  - name: [broken\n`);
-    await daemon.waitFor('the invalid file noticed', async () => ((await (await fetch(`http://127.0.0.1:${daemon.apiPort}/health`)).json()) as HealthBody).config?.applied === 'none');
+    await daemon.waitFor('the invalid file noticed', async () => (JSON.parse((await api('/health/details')).text) as HealthDetails).config?.applied === 'none');
     const bad = await sock('reload');
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/^tunnel-cli: nothing was applied, the last good config keeps running: .*line \d+, column \d+/);

@@ -82,7 +82,7 @@ describe('a config with a merge key and an anchor, edited through /config', () =
     const text = file();
     expect(parseConfigText(text).kind).toBe('ok');
     expect(text).toContain(`remote_host: &host ${server.alias}`);
-    expect(await d.json('/health')).toMatchObject({ config: { valid: true, applied: 'all' } });
+    expect(await d.json('/health/details')).toMatchObject({ config: { valid: true, applied: 'all' } });
     const now = (await d.json<Status[]>('/status')).find((s) => s.name === 'second');
     expect(now).toMatchObject({ hash: second.hash, pid: second.pid, status: 'RUNNING' });
     expect(await roundTrip(ports[1]!, 'still here')).toBe('still here');

@@ -99,7 +99,7 @@ function judge(path: string, a: Answer): 'loading' | 'whole' {
     const h = JSON.parse(a.body);
     expect(a.status).toBe(200);
     if (h.loading) {
-      expect(h).toEqual({ ok: true, loading: true, config: null });
+      expect(h).toEqual({ ok: true, loading: true, config: null, tunnels: 0, running: 0 });
       return 'loading';
     }
     expect(h.config.valid).toBe(true);

@@ -54,9 +54,11 @@ describe('the built daemon with a real sshd', () => {
     expect(await roundTrip(rPort, 'through -R')).toBe('through -R');
   });
 
-  it('serves /health with the config state', async () => {
+  it('serves /health with the config state and counts, and /health/details with the rest', async () => {
     const h = await d.json('/health');
-    expect(h).toEqual({ ok: true, loading: false, config: { valid: true, error: null, missing: false, applied: 'all', rejected: [] } });
+    expect(h).toEqual({ ok: true, loading: false, config: { valid: true, error: null, missing: false, problems: 0 }, tunnels: 2, running: 2 });
+    const details = await d.json('/health/details');
+    expect(details).toEqual({ ...h, config: { ...h.config, applied: 'all', rejected: [], warnings: [] }, exposure: [] });
   });
 
   it('reload adds a tunnel and leaves unchanged ones alone (same pid)', async () => {
@@ -73,10 +75,15 @@ describe('the built daemon with a real sshd', () => {
     const before = await d.json<any[]>('/status');
     d.writeConfig('tunnels:\n  - name: broken\n    remote_port: [unclosed\n');
     const h = await d.waitFor('config invalid', async () => {
-      const body = await d.json('/health');
+      const body = await d.json('/health/details');
       return body.config.valid === false ? body : undefined;
     });
     expect(h.config.error).toMatch(/line \d+, column \d+/);
+    // /health, open to everyone, says that there is a problem, not which or where.
+    const open = await d.json('/health');
+    expect(open.config).toMatchObject({ valid: false, missing: false });
+    expect(open.config.problems).toBeGreaterThan(0);
+    expect(JSON.stringify(open)).not.toMatch(/line \d|column|broken|remote_port|tunnels\[/);
     const during = await d.json<any[]>('/status');
     expect(during.map((t) => [t.name, t.pid, t.status])).toEqual(before.map((t) => [t.name, t.pid, t.status]));
     expect(await roundTrip(lPort, 'still up')).toBe('still up');
@@ -147,7 +154,7 @@ describe('hostile config values', () => {
         sshConfigPath: server.sshConfigPath,
       });
       try {
-        const h = await d.json('/health');
+        const h = await d.json('/health/details');
         expect(h.config.valid).toBe(false);
         expect(h.config.error).toMatch(/remote_host/);
         expect(await d.json('/status')).toEqual([]);
@@ -161,7 +168,7 @@ describe('hostile config values', () => {
       sshConfigPath: server.sshConfigPath,
     });
     try {
-      const h = await d.json('/health');
+      const h = await d.json('/health/details');
       expect(h.config.valid).toBe(false);
       expect(h.config.error).toMatch(/ProxyCommand/);
     } finally {

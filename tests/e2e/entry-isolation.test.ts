@@ -45,7 +45,7 @@ describe('a broken entry next to working tunnels', () => {
     expect(await roundTrip(aPort, 'a')).toBe('a');
     expect(await roundTrip(bPort, 'b')).toBe('b');
     expect((await d.json<any[]>('/status')).map((t) => t.name).sort()).toEqual(['a', 'b']);
-    const health = await d.json('/health');
+    const health = await d.json('/health/details');
     expect(health.config).toMatchObject({ valid: false, applied: 'partial' });
     expect(health.config.rejected.map((r: any) => [r.index, r.line, r.column])).toEqual([
       [1, 6, 5],
@@ -64,7 +64,7 @@ describe('a broken entry next to working tunnels', () => {
     expect(status.find((t) => t.name === 'b')).toMatchObject({ status: 'RUNNING', pid: pids.b });
     expect(await roundTrip(aPort, 'a still')).toBe('a still');
     pids.c = c.pid;
-    const health = await d.json('/health');
+    const health = await d.json('/health/details');
     expect(health.config.rejected.map((r: any) => r.index)).toEqual([2]);
   });
 
@@ -73,14 +73,14 @@ describe('a broken entry next to working tunnels', () => {
     const before = reloads();
     d.child.kill('SIGHUP');
     await d.waitFor('the SIGHUP reload logged', async () => reloads() > before || undefined);
-    expect((await d.json('/health')).config).toMatchObject({ applied: 'partial' });
+    expect((await d.json('/health/details')).config).toMatchObject({ applied: 'partial' });
     const status = await d.json<any[]>('/status');
     for (const name of ['a', 'b', 'c']) expect(status.find((t) => t.name === name)).toMatchObject({ status: 'RUNNING', pid: pids[name] });
   });
 
   it('a file that is not YAML changes nothing', async () => {
     d.writeConfig(`tunnels:\n${entry('b', bPort)}  - name: [unclosed\n`);
-    await d.waitFor('the file refused', async () => (await d.json('/health')).config.applied === 'none' || undefined);
+    await d.waitFor('the file refused', async () => (await d.json('/health/details')).config.applied === 'none' || undefined);
     const status = await d.json<any[]>('/status');
     for (const name of ['a', 'b', 'c']) expect(status.find((t) => t.name === name)).toMatchObject({ status: 'RUNNING', pid: pids[name] });
   });
@@ -93,6 +93,6 @@ describe('a broken entry next to working tunnels', () => {
       ['b', pids.b],
       ['c', pids.c],
     ]);
-    expect((await d.json('/health')).config).toMatchObject({ valid: true, applied: 'all', rejected: [] });
+    expect((await d.json('/health/details')).config).toMatchObject({ valid: true, applied: 'all', rejected: [] });
   });
 });

@@ -367,4 +367,53 @@ describe('the web panel in Chromium', () => {
     }
     expect(consoleErrors).toEqual([]);
   });
+
+  it('a SOCKS proxy on every address: the form warns while it is typed in, the card says who can use it, and it runs', async () => {
+    const openPort = await port();
+    const told = `The SOCKS proxy listens on every address of this machine (0.0.0.0:${openPort}): anyone who can reach this machine can use it to reach every network testhost reaches.`;
+    const formNote = page.locator('#editor [data-testid="form-exposure"]');
+    await page.getByRole('button', { name: 'Add tunnel' }).click();
+    await expect.poll(() => page.locator('#editor').isVisible()).toBe(true);
+    // A new tunnel's form opens without one.
+    expect(await page.locator('#exposure-note').isVisible()).toBe(false);
+    await page.fill('#f-name', 'open-socks');
+    await page.check('input[name="direction"][value="socks"]');
+    await page.fill('#f-remote_host', 'testhost');
+    await page.fill('#f-local_port', `0.0.0.0:${openPort}`);
+    await expect.poll(() => formNote.textContent()).toBe(`Open beyond this machine${told}`);
+    // Loopback opens nothing beyond this machine: the note goes, and comes back.
+    await page.fill('#f-local_port', `127.0.0.1:${openPort}`);
+    await expect.poll(() => page.locator('#exposure-note').isVisible()).toBe(false);
+    await page.fill('#f-local_port', `0.0.0.0:${openPort}`);
+    await expect.poll(() => formNote.isVisible()).toBe(true);
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => page.locator('#editor').isVisible()).toBe(false);
+    // Told, not refused: written, and the daemon runs it.
+    expect(file()).toContain(`local_port: 0.0.0.0:${openPort}`);
+    await expect.poll(() => badge('open-socks').textContent(), { timeout: 20_000 }).toBe('Running');
+    const note = card('open-socks').locator('[data-testid="exposure"]');
+    expect(await note.textContent()).toBe(`Open beyond this machine${told}`);
+    expect(await note.getAttribute('role')).toBe('note');
+    // A loopback tunnel's card has none.
+    expect(await card('bring').locator('[data-testid="exposure"]').count()).toBe(0);
+    // Editing it shows the warning in the form at once.
+    await card('open-socks').getByRole('button', { name: 'Edit' }).click();
+    await expect.poll(() => formNote.textContent()).toBe(`Open beyond this machine${told}`);
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    // In the page's language: French from Accept-Language.
+    const fr = await browser.newPage({ locale: 'fr-FR', viewport: { width: 390, height: 844 } });
+    try {
+      await fr.goto(panel.url);
+      const frNote = fr.locator(`#tunnels [data-name="open-socks"] [data-testid="exposure"]`);
+      await expect.poll(() => frNote.textContent()).toBe(
+        `Ouvert au-delà de cette machineLe proxy SOCKS écoute sur toutes les adresses de cette machine (0.0.0.0:${openPort}) : quiconque peut joindre cette machine peut s'en servir pour atteindre tous les réseaux que testhost atteint.`,
+      );
+      // On a phone nothing overflows sideways.
+      expect(await fr.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      await fr.screenshot({ path: join(ARTIFACTS, 'panel-exposure-fr-390.png'), fullPage: true });
+    } finally {
+      await fr.close();
+    }
+    expect(consoleErrors).toEqual([]);
+  });
 });

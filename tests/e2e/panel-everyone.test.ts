@@ -64,7 +64,8 @@ describe('the panel for everyone: languages, themes, accessibility, any screen',
     const entry = (name: string, remote: string | number, local: string | number, direction: string) =>
       `  - name: ${name}\n    remote_host: testhost\n    remote_port: ${typeof remote === 'number' ? remote : `"${remote}"`}\n    local_port: ${local}\n    direction: ${direction}\n`;
     const config = 'tunnels:\n' +
-      entry('alpha', echoPort, await port(), 'remote_to_local') +
+      // On every address of this machine: its card tells who can reach it (SPEC §5).
+      entry('alpha', echoPort, `0.0.0.0:${await port()}`, 'remote_to_local') +
       entry('beta', `127.0.0.1:${await port()}`, echoPort, 'local_to_remote') +
       // Left out: its problem is shown (line, column, code) in the reader's language.
       entry('gamma', echoPort, 99999, 'remote_to_local');
@@ -115,7 +116,11 @@ describe('the panel for everyone: languages, themes, accessibility, any screen',
     await open('zh-CN');
     await running();
     const sentence = await page.locator('#tunnels [data-name="alpha"] [data-testid="description"]').textContent();
-    expect(sentence).toMatch(/^将 testhost:\d+ 映射到本地 :\d+$/);
+    expect(sentence).toMatch(/^将 testhost:\d+ 映射到本地 0\.0\.0\.0:\d+$/);
+    // What it opens beyond this machine, and to whom, in Chinese.
+    expect(await page.locator('#tunnels [data-name="alpha"] [data-testid="exposure"]').textContent()).toMatch(
+      /^对本机以外开放转发监听本机的所有地址（0\.0\.0\.0:\d+）：任何能访问本机的人都可经由 testhost 访问 localhost:\d+。$/,
+    );
     // The left-out entry's problem: where, the rule in Chinese, the value found, the code.
     const partial = await page.locator('[data-testid="config-partial"]').textContent();
     expect(partial).toContain(zh['banner.partial_title']!.replace('{count}', '1'));
@@ -139,7 +144,7 @@ describe('the panel for everyone: languages, themes, accessibility, any screen',
       });
       expect(text).not.toContain('⟦');
       // Latin words left once the user's own data and the technical terms are taken out.
-      const own = /\b(English|Español|Français|alpha|beta|gamma|testhost|tunnel-manager|tunnels\[\d\]\.\w+|remote_to_local|local_to_remote|socks|SOCKS|invalid_port|user@bastion|Host|ProxyJump|PANEL_TOKEN|ssh|SSH|tcp|http|ip|host|port|PID|RUNNING|default|IPv4|IPv6|debug1:.*|OpenSSH.*|Authenticated.*|pid \d+)\b/g;
+      const own = /\b(English|Español|Français|alpha|beta|gamma|testhost|tunnel-manager|tunnels\[\d\]\.\w+|remote_to_local|local_to_remote|socks|SOCKS|invalid_port|user@bastion|Host|ProxyJump|PANEL_TOKEN|ssh|SSH|tcp|http|ip|host|port|PID|RUNNING|default|IPv4|IPv6|debug1:.*|OpenSSH.*|Authenticated.*|pid \d+|localhost)\b/g;
       const words = text.replace(/\/[\w./-]+/g, '').replace(/\b[0-9a-f]{8}\b/g, '').replace(own, '').match(/\b[A-Za-z]{3,}\b/g) ?? [];
       expect(words, lang).toEqual([]);
       // And no English sentence of the catalogue shows.

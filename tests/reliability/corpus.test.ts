@@ -478,7 +478,7 @@ describe('config corpus through the real daemon', () => {
     }
     const written = readFileSync(d.configPath);
     const h = await d.waitFor('the problem reported', async () => {
-      const body = await d.json('/health');
+      const body = await d.json('/health/details');
       return body.config.valid === false && error.test(body.config.error) ? body : undefined;
     }, 10_000);
     expect(h.ok).toBe(true);
@@ -505,7 +505,7 @@ describe('special files in place of the config', () => {
     try {
       await d.api('/reload', { method: 'POST' });
       const h = await d.waitFor('the problem reported', async () => {
-        const body = await d.json('/health');
+        const body = await d.json('/health/details');
         return body.config.valid === false && error.test(body.config.error) ? body : undefined;
       }, 10_000);
       expect(h.ok).toBe(true);

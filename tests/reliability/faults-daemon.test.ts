@@ -112,7 +112,7 @@ describe('config file faults', () => {
     for (const bad of invalids) {
       d.writeConfig(bad.text);
       const h = await d.waitFor('config invalid', async () => {
-        const body = await d.json('/health');
+        const body = await d.json('/health/details');
         return body.config.valid === false ? body : undefined;
       });
       expect(h.config.error).toMatch(bad.error);

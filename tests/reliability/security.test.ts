@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
-import type { ApiErrorBody, HealthBody, HealthConfig, StatusRecord } from '../../src/api/types.js';
+import type { ApiErrorBody, HealthBody, HealthConfig, HealthDetails, StatusRecord } from '../../src/api/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   MAIN,
@@ -142,7 +142,9 @@ afterAll(async () => {
 // The suite's config has one tunnel, so the list is never empty.
 const status = async () => (await (await call('/status', { headers: auth(TOKENS[0]!) })).json()) as [StatusRecord, ...StatusRecord[]];
 // Read once the daemon has loaded its file (the harness waits for it): `config` is set.
-const health = async () => (await (await call('/health')).json()) as HealthBody & { config: HealthConfig };
+const health = async () => (await (await call('/health')).json()) as HealthBody & { config: NonNullable<HealthBody['config']> };
+// What /health leaves out, behind the token.
+const details = async () => (await (await call('/health/details', { headers: auth(TOKENS[0]!) })).json()) as HealthDetails & { config: HealthConfig };
 type OpenAiError = { error: { message: string } };
 
 describe('no command, no injected ssh option', () => {
@@ -217,11 +219,17 @@ describe('no command, no injected ssh option', () => {
     const children = sshChildren(d.dir);
     d.writeConfig(text());
     const h = await until('the config refused', async () => {
-      const body = await health();
+      const body = await details();
       return body.config.valid === false ? body : undefined;
     }, 10_000);
     expect(h.config.error).toMatch(fieldName);
     expect(h.config.error).toMatch(/line \d+, column \d+/);
+    // Without the token, /health says there are problems, and nothing they are about.
+    const open = await (await call('/health')).text();
+    expect(JSON.parse(open)).toMatchObject({ ok: true, config: { valid: false, missing: false } });
+    expect(open).not.toMatch(fieldName);
+    expect(open).not.toMatch(/line \d|column|tunnels\[|pwned|\.yaml/);
+    expect(open).not.toContain(server.alias);
     await sleep(300);
     expect(sshChildren(d.dir)).toEqual(children);
     expect((await status()).map((t) => [t.name, t.pid, t.status])).toEqual(before.map((t) => [t.name, t.pid, t.status]));
@@ -266,11 +274,13 @@ describe('token (SPEC §6)', () => {
     }
   });
 
-  it('/health is open and reveals no tunnel, host or path', async () => {
+  it('/health is open and reveals no tunnel, host or path: whether the config is usable, and counts', async () => {
     const res = await call('/health');
     expect(res.status).toBe(200);
     const text = await res.text();
-    expect(text).toBe('{"ok":true,"loading":false,"config":{"valid":true,"error":null,"missing":false,"applied":"all","rejected":[]}}');
+    expect(text).toBe('{"ok":true,"loading":false,"config":{"valid":true,"error":null,"missing":false,"problems":0},"tunnels":1,"running":1}');
+    // The rest is a control route: the token's.
+    expect((await call('/health/details')).status).toBe(401);
   });
 
   it('path tricks do not reach a control route without the token', async () => {
@@ -344,7 +354,7 @@ describe('secrets stay inside', () => {
     ctrl.abort();
   });
 
-  it('an invalid proxy section with an inline key or credentials in base_url: /health (open) names the field, never the secret', async () => {
+  it('an invalid proxy section with an inline key or credentials in base_url: /health/details names the field, never the secret; /health not even the field', async () => {
     const inline = base.replace('      api_key: ${SEC_UPSTREAM_KEY}\n    down:', `      api_key: ${INLINE_KEY}\n      timeout: -1\n      api_keys_extra: ${INLINE_KEY}\n    down:`);
     const numeric = base.replace('      api_key: ${SEC_UPSTREAM_KEY}\n    down:', '      api_key: 998877665544332211\n    down:');
     // Credentials in the URL itself: user:password@ or a query (which makes it invalid).
@@ -356,10 +366,11 @@ describe('secrets stay inside', () => {
       await until('valid', async () => (await health()).config.valid === true, 10_000);
       d.writeConfig(text);
       const h = await until('refused', async () => {
-        const body = await health();
+        const body = await details();
         return body.config.valid === false ? body : undefined;
       }, 10_000);
       expect(h.config.error).toMatch(/proxy\.providers\.up\.(timeout|api_key|base_url)/);
+      expect(JSON.stringify(await health())).not.toMatch(/proxy|providers|998877665544332211/);
       expect(JSON.stringify(h)).not.toContain(INLINE_KEY);
       expect(JSON.stringify(h)).not.toContain('998877665544332211');
       const st = await call('/status', { headers: auth(TOKENS[0]!) });

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EventStreamSlots } from '../../src/api/events.js';
+import { HEALTH_ERROR } from '../../src/api/health.js';
 import type { SseItem } from '../../src/api/sse-reader.js';
 import type { ApiErrorBody } from '../../src/api/types.js';
 import type { StatusRecord } from '../../src/tunnel/status.js';
@@ -249,16 +250,17 @@ describe('POST /reload', () => {
 });
 
 describe('GET /health', () => {
-  it('is 200 and says only whether the config is usable', async () => {
+  it('is 200 and says only whether the config is usable, with counts', async () => {
     const { app, engine } = setup();
-    expect(await json(await app.request('/health'))).toEqual({ ok: true, loading: false, config: { valid: true, error: null, missing: false, applied: 'all', rejected: [] } });
-    engine.health = { ...engine.health, valid: false, applied: 'none', error: 'line 1, column 1: bad', missing: false };
+    expect(await json(await app.request('/health'))).toEqual({ ok: true, loading: false, config: { valid: true, error: null, missing: false, problems: 0 }, tunnels: 3, running: 0 });
+    engine.health = { ...engine.health, valid: false, applied: 'none', error: 'line 1, column 1: bad', missing: false, problems: [{ line: 1, column: 1, field: '(file)', expected: 'YAML', found: 'bad' }] };
     const r = await app.request('/health');
     expect(r.status).toBe(200);
-    expect(await r.json()).toEqual({ ok: true, loading: false, config: { valid: false, error: 'line 1, column 1: bad', missing: false, applied: 'none', rejected: [] } });
+    // `error` says that there are problems and where to read them, never which.
+    expect(await r.json()).toEqual({ ok: true, loading: false, config: { valid: false, error: HEALTH_ERROR, missing: false, problems: 1 }, tunnels: 3, running: 0 });
   });
 
-  it('lists the entries left out by position and problem, without their names', async () => {
+  it('names no tunnel, host, path, line, column or message of the config\'s problems, and counts what runs', async () => {
     const { app, engine } = setup();
     const problem = { line: 4, column: 18, field: 'tunnels[1].remote_port', expected: 'a port', found: '"x"' };
     engine.health = {
@@ -268,26 +270,70 @@ describe('GET /health', () => {
       error: 'line 4, column 18: tunnels[1].remote_port: expected a port, found "x"',
       problems: [problem],
       rejected: [{ index: 1, line: 3, column: 5, name: 'secret-db', problems: [problem] }],
+      warnings: ['line 9, column 5: tunnels[2].comment_key: an unknown key'],
     };
-    const body = await json(await app.request('/health'));
-    expect(body).toEqual({
+    const [db] = engine.tunnels();
+    await app.request(`/start/${db!.hash}`, post);
+    let text = '';
+    for (let i = 0; i < 50 && !text.includes('"running":1'); i++) {
+      await sleep(20);
+      text = await (await app.request('/health')).text();
+    }
+    expect(JSON.parse(text)).toEqual({ ok: true, loading: false, config: { valid: false, error: HEALTH_ERROR, missing: false, problems: 1 }, tunnels: 3, running: 1 });
+    for (const secret of ['secret-db', 'bastion', 'tunnels[', 'line 4', 'column', '/etc/tunnels', '"x"', 'comment_key', db!.name, db!.hash.slice(0, 8)]) expect(text).not.toContain(secret);
+  });
+
+  it('says `loading` and nothing of the file until the first load is done', async () => {
+    const { app, engine } = setup();
+    engine.health = { ...engine.health, loaded_at: null };
+    expect(await json(await app.request('/health'))).toEqual({ ok: true, loading: true, config: null, tunnels: 0, running: 0 });
+  });
+});
+
+describe('GET /health/details', () => {
+  it('has what /health leaves out: the problems with line and column, the entries left out, warnings and exposure', async () => {
+    const { app, engine } = setup();
+    const problem = { line: 4, column: 18, field: 'tunnels[1].remote_port', expected: 'a port', found: '"x"' };
+    const [, web] = engine.tunnels();
+    engine.health = {
+      ...engine.health,
+      valid: false,
+      applied: 'partial',
+      error: 'line 4, column 18: tunnels[1].remote_port: expected a port, found "x"',
+      problems: [problem],
+      rejected: [{ index: 1, line: 3, column: 5, name: 'secret-db', problems: [problem] }],
+      warnings: ['line 9, column 5: tunnels[2].comment_key: an unknown key'],
+      exposure: [{ hash: web!.hash, name: 'web', line: 3, exposure: { kind: 'remote_all', flag: '-R', listen: '0.0.0.0:8081', server: 'bastion', target: 'localhost:3000', reach: 'server_network' }, message: 'its -R forward asks bastion to listen on all of its addresses' }],
+    };
+    expect(await json(await app.request('/health/details'))).toEqual({
       ok: true,
       loading: false,
       config: {
         valid: false,
         error: 'line 4, column 18: tunnels[1].remote_port: expected a port, found "x"',
         missing: false,
+        problems: 1,
         applied: 'partial',
         rejected: [{ index: 1, line: 3, column: 5, problems: ['line 4, column 18: tunnels[1].remote_port: expected a port, found "x"'] }],
+        warnings: ['line 9, column 5: tunnels[2].comment_key: an unknown key'],
       },
+      tunnels: 3,
+      running: 0,
+      exposure: [{ hash: web!.hash, name: 'web', line: 3, kind: 'remote_all', message: 'its -R forward asks bastion to listen on all of its addresses' }],
     });
-    expect(JSON.stringify(body)).not.toContain('secret-db');
   });
 
-  it('says `loading` and nothing of the file until the first load is done', async () => {
+  it('is a control route: the token on TCP, as for /status', async () => {
+    const { app } = setup({ transport: 'tcp', tokens: ['t0ken'] });
+    expect((await app.request('/health')).status).toBe(200);
+    await expectError(await app.request('/health/details'), 401, 'unauthorized');
+    expect((await app.request('/health/details', { headers: { authorization: 'Bearer t0ken' } })).status).toBe(200);
+  });
+
+  it('says `loading` until the first load is done', async () => {
     const { app, engine } = setup();
     engine.health = { ...engine.health, loaded_at: null };
-    expect(await json(await app.request('/health'))).toEqual({ ok: true, loading: true, config: null });
+    expect(await json(await app.request('/health/details'))).toEqual({ ok: true, loading: true, config: null, tunnels: 0, running: 0, exposure: [] });
   });
 });
 

@@ -117,7 +117,7 @@ describe('writes keep the file as the user wrote it', () => {
     const r = await app.request('/config/new', send('POST', NEW));
     expect(r.status).toBe(201);
     const rec = (await r.json()) as Record<string, unknown>;
-    expect(rec).toEqual({ ...NEW, hash: hashOf('api', 'user@host2', '7000', '17000', 'remote_to_local') });
+    expect(rec).toEqual({ ...NEW, hash: hashOf('api', 'user@host2', '7000', '17000', 'remote_to_local'), warnings: [] });
     const text = file();
     for (const kept of ['# my tunnels', '# the database', '# keep this comment', 'colour: blue', 'ServerAliveInterval: 10', 'api_key: ${GPU1_KEY}', '"user@bastion"']) {
       expect(text).toContain(kept);
@@ -127,6 +127,22 @@ describe('writes keep the file as the user wrote it', () => {
     expect(reloads()).toBe(1);
     // The new tunnel is found by GET at once.
     expect(((await (await app.request('/config')).json()) as { tunnels: unknown[] }).tunnels).toHaveLength(3);
+  });
+
+  it('a write\'s answer carries the exposure warnings of what it wrote, as the daemon runs it after the reload', async () => {
+    const { app, engine } = setup();
+    const socks = { name: 'open', remote_host: 'user@host2', remote_port: '', local_port: '0.0.0.0:1080', direction: 'socks' };
+    const hash = hashOf('open', 'user@host2', '', '0.0.0.0:1080', 'socks');
+    const message = 'its SOCKS proxy listens on every address of this machine (0.0.0.0:1080): …';
+    const told = { hash, name: 'open', line: 22, exposure: { kind: 'open_listener', flag: '-D', all: true, listen: '0.0.0.0:1080', server: 'user@host2', target: null, reach: 'local_network' }, message } as const;
+    // The fake engine's reload finds what the daemon's would: this tunnel's exposure (and another's).
+    engine.health = { ...engine.health, exposure: [told, { ...told, hash: DB, name: 'db', line: 4, message: 'another' }] };
+    const r = await app.request('/config/new', send('POST', socks));
+    expect(r.status).toBe(201);
+    expect(((await r.json()) as { warnings: string[] }).warnings).toEqual([message]);
+    // Replacing the list: every tunnel's, named.
+    const all = await app.request('/config', send('PUT', { tunnels: [socks] }));
+    expect(((await all.json()) as { warnings: string[] }).warnings).toEqual([`tunnel "open" (line 22): ${message}`, 'tunnel "db" (line 4): another']);
   });
 
   it('POST /config/<prefix>: updates in place (ssh_options and comments stay) and answers with the new hash', async () => {
@@ -168,7 +184,7 @@ describe('writes keep the file as the user wrote it', () => {
       }),
     );
     expect(r.status).toBe(200);
-    expect(await r.json()).toEqual({ status: 'success', message: 'Configuration saved' });
+    expect(await r.json()).toEqual({ status: 'success', message: 'Configuration saved', warnings: [] });
     const text = file();
     expect(text).toContain('# keep this comment');
     expect(text).toContain('colour: blue');

@@ -53,7 +53,7 @@ export class FakeEngine implements EngineApi {
   private timers = new Set<NodeJS.Timeout>();
   outcomes = new Map<string, Outcome>();
   delayMs = 30;
-  health: ConfigHealth = { path: '/etc/tunnels/config.yaml', valid: true, applied: 'all', error: null, problems: [], rejected: [], held: [], missing: false, warnings: [], loaded_at: '2024-01-01T00:00:00.000Z' };
+  health: ConfigHealth = { path: '/etc/tunnels/config.yaml', valid: true, applied: 'all', error: null, problems: [], rejected: [], held: [], missing: false, warnings: [], exposure: [], loaded_at: '2024-01-01T00:00:00.000Z' };
   nextReload: Partial<ReloadRecord> | null = null;
   /** Makes every supervisor call throw, to exercise the 500 path. */
   broken = false;

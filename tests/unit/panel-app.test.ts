@@ -49,7 +49,7 @@ function fakeDaemon() {
     await next();
   });
   app.get('/status', (c) => c.json([rec('a'.repeat(32), 'RUNNING')]));
-  app.get('/health', (c) => c.json({ ok: true, config: { valid: true, error: null, missing: false } }));
+  app.get('/health/details', (c) => c.json({ ok: true, config: { valid: true, error: null, missing: false } }));
   app.post('/stop/:hash', (c) => c.json(rec(c.req.param('hash'), 'STOPPED')));
   app.post('/start', (c) => c.json([rec('a'.repeat(32), 'STARTING')]));
   app.get('/logs/:hash', (c) => (c.req.param('hash') === 'b'.repeat(32) ? c.json({ error: { code: 'not_found', message: 'no tunnel' } }, 404) : c.json(['debug1: Local forwarding listening on 127.0.0.1 port 15432.'])));

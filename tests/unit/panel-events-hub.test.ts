@@ -34,7 +34,7 @@ async function daemon() {
     await next();
   });
   app.get('/status', (c) => c.json([rec('db', 'RUNNING')]));
-  app.get('/health', (c) => c.json({ ok: true, config: { valid: true, error: null, missing: false } }));
+  app.get('/health/details', (c) => c.json({ ok: true, config: { valid: true, error: null, missing: false } }));
   app.get('/events', (c) =>
     streamSSE(c, async (stream) => {
       if (++streams === 1) {
@@ -79,7 +79,7 @@ describe('the panel events hub', () => {
 
     d.release();
     await vi.waitFor(() => expect(seen.some((m) => m.event === 'status' && m.data.status === 'RETRYING')).toBe(true));
-    expect(d.calls.slice(0, 3)).toEqual(['GET /events', 'GET /status', 'GET /health']);
+    expect(d.calls.slice(0, 3)).toEqual(['GET /events', 'GET /status', 'GET /health/details']);
     const reachable = seen.find((m) => m.event === 'snapshot' && m.data.daemon.reachable);
     expect(reachable?.event === 'snapshot' && reachable.data.statuses.map((s) => s.status)).toEqual(['RUNNING']);
 

@@ -1,9 +1,9 @@
-import { healthBodySchema, statusListSchema } from '../../api/schemas.js';
+import { healthDetailsSchema, statusListSchema } from '../../api/schemas.js';
 import { EXIT, formatOptions, print, type CommandContext } from '../context.js';
 import { ask } from '../exchange.js';
-import { formatConfigProblem, formatStatus } from '../format.js';
+import { formatConfigProblem, formatExposure, formatStatus } from '../format.js';
 
-/** `status`: every tunnel's state, and above the table the config file's problems. */
+/** `status`: every tunnel's state, and above the table the config file's problems and the tunnels' exposure. */
 export async function status(ctx: CommandContext): Promise<number> {
   const records = await ask(ctx, 'GET', '/status', statusListSchema);
   if (!records.ok) return records.error;
@@ -11,9 +11,12 @@ export async function status(ctx: CommandContext): Promise<number> {
     print(ctx, records.value.raw, () => '');
     return EXIT.ok;
   }
-  // The table matters more than the note above it: a /health that fails only loses the note.
-  const health = await ask(ctx, 'GET', '/health', healthBodySchema, (h) => h.loading);
-  if (health.ok && health.value.value.config !== null) ctx.io.out(formatConfigProblem(health.value.value.config, formatOptions(ctx)));
+  // The table matters more than the notes above it: a /health/details that fails only loses the notes.
+  const health = await ask(ctx, 'GET', '/health/details', healthDetailsSchema, (h) => h.loading);
+  if (health.ok && health.value.value.config !== null) {
+    ctx.io.out(formatConfigProblem(health.value.value.config, formatOptions(ctx)));
+    ctx.io.out(formatExposure(health.value.value.exposure, formatOptions(ctx)));
+  }
   ctx.io.out(formatStatus(records.value.value, formatOptions(ctx)));
   return EXIT.ok;
 }

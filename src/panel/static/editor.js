@@ -4,7 +4,7 @@ import { api } from './api.js';
 import { $, confirmDialog, h, toast } from './dom.js';
 import { t } from './i18n.js';
 import { errorText, problemText, problemWhere, withCode } from './messages.js';
-import { setConfig } from './list.js';
+import { exposureList, setConfig } from './list.js';
 import { FIELDS, state } from './state.js';
 
 const flagOf = (direction) => (state.directions.find((d) => d.value === direction) || {}).flag;
@@ -27,7 +27,7 @@ function directionWords(d) {
 
 function renderDirections(selected) {
   $('f-direction').replaceChildren(...state.directions.map((d) => h('label', { class: 'choice' },
-    h('input', { type: 'radio', name: 'direction', value: d.value, checked: d.value === selected, onchange: () => directionHints(d.value) }),
+    h('input', { type: 'radio', name: 'direction', value: d.value, checked: d.value === selected, onchange: () => { directionHints(d.value); askExposure(); } }),
     h('span', null, directionWords(d), h('small', { dir: 'ltr' }, `${d.value}${d.flag ? ` · ssh ${d.flag}` : ''}`)))));
   directionHints(selected);
 }
@@ -103,6 +103,29 @@ function fillForm(fields) {
   renderDirections(fields.direction || 'remote_to_local');
 }
 
+// The form says what the tunnel would open beyond this machine while it is typed in:
+// the server answers with its rule (the same as the daemon's), the last question wins.
+let exposureAsked = 0;
+let exposureTimer = null;
+
+function showExposure(list) {
+  const box = $('exposure-note');
+  const shown = exposureList(list, 'form-exposure');
+  box.replaceChildren(...(shown ? [shown] : []));
+  box.hidden = !shown;
+}
+
+function askExposure() {
+  clearTimeout(exposureTimer);
+  exposureTimer = setTimeout(async () => {
+    const asked = ++exposureAsked;
+    const r = await api('POST', '/api/exposure', { fields: formFields() });
+    if (asked === exposureAsked && r.ok) showExposure(r.data.exposure);
+  }, 200);
+}
+
+for (const f of ['remote_host', 'remote_port', 'local_port']) $(`f-${f}`).addEventListener('input', askExposure);
+
 async function loadSshHosts() {
   const r = await api('GET', '/api/ssh-hosts');
   if (r.ok) $('ssh-hosts').replaceChildren(...r.data.hosts.map((host) => h('option', { value: host })));
@@ -115,6 +138,9 @@ export function openEditor(entry) {
   $('delete').hidden = !entry;
   fillForm(entry ? entry.fields : { direction: 'remote_to_local' });
   fillHealthCheck(entry);
+  clearTimeout(exposureTimer);
+  exposureAsked++;
+  showExposure(entry ? entry.exposure : []);
   const kept = entry && entry.other_keys.length > 0;
   $('kept-keys').hidden = !kept;
   // A merge key (<<: *defaults) brings fields the form shows as this tunnel's own.

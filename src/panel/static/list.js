@@ -4,7 +4,7 @@ import { api } from './api.js';
 import { $, confirmDialog, h, toast } from './dom.js';
 import { openEditor } from './editor.js';
 import { format, t } from './i18n.js';
-import { codeText, errorText, problemWhere, withCode } from './messages.js';
+import { codeText, errorText, exposureSentence, problemWhere, withCode } from './messages.js';
 import { answerIsNewest, state, statusMark } from './state.js';
 import { openTerminal } from './terminal.js';
 
@@ -59,6 +59,14 @@ function healthLine(st) {
   return h('p', { class: 'tunnel-health', 'data-health': hs, 'data-testid': 'health' },
     h('span', { class: 'health-dot', 'aria-hidden': 'true' }), t(`health.${hs === 'ok' || hs === 'degraded' ? hs : 'unknown'}`),
     reason ? h('span', { class: 'detail' }, t('card.detail', { text: reason })) : '');
+}
+
+/** What the tunnel opens beyond this machine: told on its card, never refused (the user may mean it). */
+export function exposureList(list, testid) {
+  if (!list || list.length === 0) return null;
+  return h('div', { class: 'exposure', 'data-testid': testid, role: 'note' },
+    h('strong', null, t('exposure.label')),
+    h('ul', null, list.map((x) => h('li', { 'data-kind': x.kind }, exposureSentence(x)))));
 }
 
 function badge(status) {
@@ -122,6 +130,7 @@ function card(entry, stale) {
     h('div', { class: 'tunnel-main' },
       h('div', { class: 'tunnel-title' }, h('span', { class: 'tunnel-name' }, name), badge(st.status), tags),
       h('p', { class: 'tunnel-what', 'data-testid': 'description' }, tunnelSentence(entry.words, f)),
+      stale ? null : exposureList(entry.exposure, 'exposure'),
       h('p', { class: 'tunnel-meta' },
         h('code', { title: t('form.remote_host') }, f.remote_host),
         statusLine(st),

@@ -33,3 +33,23 @@ export function problemWhere(p) {
   const text = problemText(p);
   return p.line > 0 ? t('problem.at', { line: p.line, column: p.column, field: p.field, text }) : t('problem.in', { field: p.field, text });
 }
+
+/**
+ * What a tunnel opens beyond this machine (SPEC §5), from the parts the server's rule
+ * gives (src/tunnel/exposure.ts): who can reach what, in the page's language.
+ */
+export function exposureSentence(x) {
+  const who = t(`exposure.who.${x.reach}`, { server: x.server });
+  const values = { listen: x.listen, server: x.server, target: x.target || '', who };
+  switch (x.kind) {
+    case 'open_listener':
+      if (x.flag === '-D') return t(x.all ? 'exposure.socks_all' : 'exposure.socks_address', values);
+      return t(x.all ? 'exposure.listen_all' : 'exposure.listen_address', values);
+    case 'remote_all':
+      return t('exposure.remote_all', values);
+    case 'own_listener':
+      return t(x.flag === '-R' ? 'exposure.own_listener_server' : 'exposure.own_listener_here', { ...values, listener: t(`exposure.listener.${x.listener}`), address: x.address });
+    default:
+      return x.message;
+  }
+}
