@@ -26,6 +26,7 @@ import { daemonSettings, panelSettings, proxySettings, type Account, type Flags 
 import { startPanel } from './panel/index.js';
 import { startProxyServer, type ProxyConfig } from './proxy/index.js';
 import { showAddress } from './listen-failure.js';
+import { apiListenOf, ownListeners } from './own-listeners.js';
 import type { Result } from './result.js';
 import { packageVersion } from './version.js';
 
@@ -214,6 +215,8 @@ async function check(flags: Flags): Promise<void> {
     stateDir: settings.stateDir,
     sshBin: settings.sshBin,
     mode: settings.mode,
+    // Where the daemon (and the panel) this environment starts would listen, for the exposure warnings.
+    ownListeners: ownListeners(apiListenOf(flags, process.env), process.env),
     ...(process.env.SSH_DIR_HOST ? { hostSshDir: process.env.SSH_DIR_HOST } : {}),
   });
   // Its stdout after what it has told stderr so far, as when both go to one terminal.

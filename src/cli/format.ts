@@ -2,7 +2,7 @@
  * tunnel-cli's human output: tables and lines from the API's records. Pure: the
  * clock and whether to colour are passed in.
  */
-import type { HealthConfig, ListRecord, ReloadRecord, StatusRecord, TunnelState } from '../api/types.js';
+import type { ExposureRecord, HealthConfig, ListRecord, ReloadRecord, StatusRecord, TunnelState } from '../api/types.js';
 
 export interface FormatOptions {
   /** ANSI colours (only on a terminal, and never with NO_COLOR). */
@@ -153,7 +153,7 @@ export function formatReload(r: ReloadRecord): string {
 }
 
 /** Shown above the status table while the config file cannot be used. */
-export function formatConfigProblem(config: HealthConfig, o: FormatOptions): string {
+export function formatConfigProblem(config: Pick<HealthConfig, 'valid' | 'error' | 'missing' | 'applied' | 'rejected'>, o: FormatOptions): string {
   if (config.missing) return paint(o.color, 'yellow', 'config file missing: the last good config keeps running') + '\n';
   if (config.valid) return '';
   const lines = (config.error ?? 'invalid').split('\n').map((l) => `  ${l}`);
@@ -164,6 +164,14 @@ export function formatConfigProblem(config: HealthConfig, o: FormatOptions): str
     ? `config file has problems: ${n} ${n === 1 ? 'entry' : 'entries'} left out, the valid ones run; nothing running was stopped or changed:`
     : 'config file has problems: its valid parts run; nothing running was stopped or changed:';
   return [paint(o.color, 'yellow', head), ...lines].join('\n') + '\n';
+}
+
+/** The tunnels that open a port to more than this machine (SPEC §5), above the status table; nothing when none does. */
+export function formatExposure(records: readonly ExposureRecord[], o: FormatOptions): string {
+  if (records.length === 0) return '';
+  const n = records.length;
+  const head = paint(o.color, 'yellow', `${n} exposure ${n === 1 ? 'warning' : 'warnings'} (these tunnels open a port to more than this machine):`);
+  return [head, ...records.map((r) => `  ${r.name} (${shortHash(r.hash)}, line ${r.line}): ${r.message}`)].join('\n') + '\n';
 }
 
 function oneLine(s: string): string {

@@ -43,7 +43,7 @@ export function formatTunnel(t: ReferenceTunnel, s: StatusRecord | null): string
 }
 
 /** `validate`: the daemon's verdict on the file on disk; true when it has no problem. */
-export function formatValidation(c: HealthConfig): { text: string; valid: boolean } {
+export function formatValidation(c: Pick<HealthConfig, 'valid' | 'error' | 'missing'>): { text: string; valid: boolean } {
   if (c.missing) return { text: 'the config file does not exist (an empty config: no tunnels)\n', valid: true };
   if (c.valid) return { text: 'the config file is valid\n', valid: true };
   return { text: `the config file has problems (the last good config keeps running):\n${c.error ?? ''}\n`, valid: false };
