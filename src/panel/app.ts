@@ -32,10 +32,10 @@ const CSP = [
  * The daemon's API where the panel reaches it (its --api URL), and the panel at its
  * default address unless told (SPEC §2): the listeners a tunnel should not forward.
  */
-function ownListenersOf(apiOrigin: string): readonly OwnListener[] {
+export function ownListenersOf(apiOrigin: string, panelAt?: { host: string; port: number }): readonly OwnListener[] {
   const u = URL.canParse(apiOrigin) ? new URL(apiOrigin) : null;
   const port = u === null ? NaN : Number(u.port || (u.protocol === 'https:' ? 443 : 80));
-  const panel = DEFAULT_OWN_LISTENERS.filter((l) => l.kind === 'panel');
+  const panel: readonly OwnListener[] = panelAt === undefined ? DEFAULT_OWN_LISTENERS.filter((l) => l.kind === 'panel') : [{ kind: 'panel', ...panelAt }];
   return u === null || !Number.isInteger(port) ? DEFAULT_OWN_LISTENERS : [{ kind: 'api', host: u.hostname.replace(/^\[|\]$/g, ''), port }, ...panel];
 }
 

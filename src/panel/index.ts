@@ -6,7 +6,7 @@ import { localGate, panelPasswordCredential } from '../listener/credentials.js';
 import { NO_OTHER_ACCOUNT } from '../listener/account-names.js';
 import { listenFailure, showAddress } from '../listen-failure.js';
 import { panelListenProblem, type PanelSettings } from '../settings.js';
-import { createPanelApp } from './app.js';
+import { createPanelApp, ownListenersOf } from './app.js';
 import { loadAssets } from './assets.js';
 import { Sessions } from './auth.js';
 import { ConfigStore, defaultBackupDir } from '../config-edit/store.js';
@@ -72,6 +72,8 @@ export async function startPanel(opts: PanelOptions): Promise<RunningPanel> {
     hub,
     shutdown: shutdown.signal,
     assets: await loadAssets(),
+    // The panel's own address, which a tunnel should not forward (SPEC §5), besides the daemon's.
+    ownListeners: ownListenersOf(opts.apiUrl, { host, port }),
     log,
   });
 
