@@ -168,8 +168,9 @@ export default defineConfig(
     patterns: [{ group: ['../api/*', '!../api/listen.js', '!../api/sse-reader.js'], allowTypeImports: true, message: 'src/panel takes only types from src/api (and its loopback rule and SSE reader).' }],
   }),
   layer('cli', others('cli', 'api'), {
-    // `tunnel-cli hash` computes the reference's hash offline, with the one hash function.
-    allow: { tunnel: ['../tunnel/hash.js'] },
+    // `tunnel-cli hash` computes the reference's hash offline, with the one hash function,
+    // and checks its arguments with the config file's own field rules (pure modules).
+    allow: { tunnel: ['../tunnel/hash.js', '../tunnel/endpoint.js', '../tunnel/spec.js'], config: ['../config/remote-host.js'] },
     // The API's schemas too (zod only), with which it checks the daemon's answers.
     patterns: [{ group: ['../api/*', '../../api/*', '!../api/paths.js', '!../api/sse-reader.js', '!../api/schemas.js', '!../../api/schemas.js'], allowTypeImports: true, message: 'tunnel-cli takes only types from src/api (and the socket path, SSE reader and answer schemas).' }],
   }),

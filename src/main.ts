@@ -29,6 +29,7 @@ import { showAddress } from './listen-failure.js';
 import { apiListenOf, ownListeners } from './own-listeners.js';
 import type { Result } from './result.js';
 import { packageVersion } from './version.js';
+import { tidyHelp } from './cli/help.js';
 
 const EXIT_USAGE = 2;
 const SHUTDOWN_LIMIT_MS = 15_000;
@@ -250,8 +251,9 @@ function main(argv: string[]): void {
   const run = (task: (flags: Flags) => Promise<void>) => (flags: Flags) => {
     void task(flags);
   };
-  daemonFlags(cli.command('', 'run the daemon (same as serve)')).action(run(serve));
-  daemonFlags(cli.command('serve', 'run the daemon: supervisor, HTTP API, unix socket, /v1 chat proxy')).action(run(serve));
+  // No command runs the daemon: the usage line's [command] may be left out, and serve says so.
+  daemonFlags(cli.command('', 'run the daemon (same as serve)').usage('[command] [options]')).action(run(serve));
+  daemonFlags(cli.command('serve', 'run the daemon (also without a command): supervisor, HTTP API, unix socket, /v1 model proxy for OpenAI and Anthropic clients')).action(run(serve));
   daemonFlags(cli.command('check', 'check the config file and the SSH setup; prints every problem with its fix')).action(run(check));
   cli
     .command('migrate', "turn a config written for autossh-tunnel-dockerized into valid YAML with the same hashes; prints the diff and every hash that changes")
@@ -267,11 +269,11 @@ function main(argv: string[]): void {
     .option('--direction-mode <mode>', 'default or ssh-standard (TUNNEL_DIRECTION_MODE)')
     .action(run(panel));
   cli
-    .command('proxy', 'run the /v1 chat-completion proxy alone')
+    .command('proxy', 'run the /v1 model proxy (OpenAI and Anthropic formats) alone, without the daemon')
     .option('--config <path>', 'the YAML file with the proxy: section (TUNNEL_CONFIG)')
     .option('--listen <host:port>', 'where to serve /v1 (TUNNEL_API_LISTEN, default 127.0.0.1:8080)')
     .action(run(proxy));
-  cli.help();
+  cli.help((sections) => tidyHelp(sections, 'tunnel-manager', cli.commands, cli.matchedCommand));
   cli.version(packageVersion());
 
   try {

@@ -28,3 +28,13 @@ export function rawOption(argv: readonly string[], name: string): string | undef
   }
   return found;
 }
+
+/**
+ * A command line with too few or too many positional arguments, said as every usage
+ * error is: the command, what it takes, what it was given (cac's own words name neither).
+ */
+export function positionalError(command: { name: string; rawName: string }, args: readonly string[]): string {
+  const expected = command.rawName.slice(command.name.length).trim();
+  const given = args.length === 0 ? 'none' : `${args.length}: ${args.map((a) => JSON.stringify(a.slice(0, 80))).join(' ')}`;
+  return `${command.name}: expected ${expected === '' ? 'no arguments' : expected}, found ${given}`;
+}

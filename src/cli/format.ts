@@ -55,11 +55,35 @@ export function table(headers: string[], rows: string[][]): string {
   return [line(headers), ...rows.map(line)].join('\n') + '\n';
 }
 
+/** What a cell shows for a field that has no value. */
+export const NONE = '-';
+
+// SPEC §3: an entry without `direction` (configs written for the reference often have
+// none) means remote_to_local, as config/identity.ts reads it.
+const DEFAULT_DIRECTION = 'remote_to_local';
+
+/**
+ * A field of an entry as written (GET /list passes the file's entry through): absent,
+ * null and empty are `-` (a SOCKS tunnel has no remote_port), a scalar its text, and
+ * anything else (a newer daemon's structure) its JSON rather than `[object Object]`.
+ */
+export function writtenCell(value: unknown): string {
+  if (value === undefined || value === null || value === '') return NONE;
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  return JSON.stringify(value);
+}
+
+/** A written `direction` in words; absent, null or empty is the default it stands for. */
+export function writtenDirection(value: unknown): string {
+  return directionWords(value === undefined || value === null || value === '' ? DEFAULT_DIRECTION : writtenCell(value));
+}
+
 export function formatList(records: ListRecord[]): string {
   if (records.length === 0) return 'no tunnels configured\n';
   return table(
     ['NAME', 'HASH', 'DIRECTION', 'REMOTE HOST', 'REMOTE', 'LOCAL'],
-    records.map((r) => [r.name, shortHash(r.hash), directionWords(String(r.direction)), String(r.remote_host), String(r.remote_port), String(r.local_port)]),
+    records.map((r) => [r.name, shortHash(r.hash), writtenDirection(r.direction), writtenCell(r.remote_host), writtenCell(r.remote_port), writtenCell(r.local_port)]),
   );
 }
 
@@ -146,10 +170,13 @@ function fit(text: string, width: number): string {
 
 export function formatReload(r: ReloadRecord): string {
   const n = (xs: string[], what: string) => `${xs.length} ${what}`;
-  const done = `reloaded: ${n(r.added, 'added')}, ${n(r.removed, 'removed')}, ${n(r.unchanged, 'unchanged')}`;
+  // A tunnel whose ssh_options, health_check or shared changed keeps its hash and is restarted: counted apart.
+  const restarted = r.changed.length > 0 ? `, ${n(r.changed, 'restarted with changed settings')}` : '';
+  const done = `reloaded: ${n(r.added, 'added')}, ${n(r.removed, 'removed')}, ${n(r.unchanged, 'unchanged')}${restarted}`;
   if (!r.left_out) return `${done}\n`;
-  const problems = (r.error ?? '').split('\n').map((l) => `  ${l}`);
-  return [`${done}; ${r.left_out} left out (nothing running was stopped or changed):`, ...problems].join('\n') + '\n';
+  // The entries' problems as the daemon listed them; a daemon that sent none has only the count.
+  const problems = r.error === null || r.error === '' ? [] : r.error.split('\n').map((l) => `  ${l}`);
+  return [`${done}; ${r.left_out} left out (nothing running was stopped or changed)${problems.length > 0 ? ':' : ''}`, ...problems].join('\n') + '\n';
 }
 
 /** Shown above the status table while the config file cannot be used. */

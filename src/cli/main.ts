@@ -6,11 +6,13 @@
  */
 import { cac } from 'cac';
 import { defaultSocketPath } from '../api/paths.js';
-import { parseTimeout, rawOption, validateHashArg } from './args.js';
+import { parseTimeout, positionalError, rawOption, validateHashArg } from './args.js';
 import type { TerminalIo } from './auth.js';
 import { runCommand, type CommandName } from './commands/index.js';
 import { EXIT } from './context.js';
 import { useColor } from './format.js';
+import { HASH_USAGE, readHashArgs } from './hash-args.js';
+import { tidyHelp } from './help.js';
 import { resolveTarget } from './target.js';
 import { packageVersion } from '../version.js';
 
@@ -27,7 +29,7 @@ async function main(argv: string[]): Promise<number> {
     .option('--socket <path>', 'The daemon\'s unix socket (env TUNNEL_SOCKET; default: the daemon\'s default)')
     .option('--url <url>', 'Talk to the daemon over HTTP instead, e.g. http://127.0.0.1:8080 (env TUNNEL_API_URL)')
     .option('--token <token>', 'Bearer token for --url (env TUNNEL_API_TOKEN)')
-    .option('--json', 'Print the API\'s JSON bodies instead of tables');
+    .option('--json', 'Print JSON instead of tables and lines (the daemon\'s answers as it sent them)');
 
   let chosen: { name: CommandName | 'auth'; hash: string | null; args: string[]; options: Record<string, unknown> } | null = null;
   const command = (name: CommandName | 'auth', usage: string, description: string, withHash: boolean) => {
@@ -59,15 +61,26 @@ async function main(argv: string[]): Promise<number> {
   command('logs', 'logs [hash]', 'Recent ssh output of one tunnel; without a hash, which tunnels have output', true);
   command('reload', 'reload', 'Read the config file now and apply it', false);
   command('validate', 'validate', 'Whether the daemon finds the config file valid; its problems (exit 1) if not', false);
-  command('hash', 'hash <name> <remote_host> <remote_port> <local_port> [direction] [interactive]', 'A tunnel\'s hash, computed here without the daemon', false)
-    .example('  $ tunnel-cli hash db user@bastion 5432 127.0.0.1:15432');
+  command('hash', `hash ${HASH_USAGE}`, 'A tunnel\'s hash, computed here without the daemon (each argument checked as its field in the config file)', false)
+    .example('  $ tunnel-cli hash db user@bastion 5432 127.0.0.1:15432')
+    .example('  $ tunnel-cli hash proxy user@bastion "" 1080 socks    # SOCKS: no remote_port');
   command('auth', 'auth <hash>', 'Log in to an interactive tunnel (password, one-time code) from this terminal; Ctrl-C detaches', true)
     .example('  $ tunnel-cli auth 1a2b3c4d');
-  cli.help((sections) => [
-    // cac shows a negated flag's default ("--no-wait … (default: true)") and pads every option line.
-    ...sections.map((s) => ({ ...s, body: s.body.split('\n').map((l) => l.replace(/ \(default: true\)$/, '').trimEnd()).join('\n') })),
-    { title: 'Exit codes', body: '  0 done, 1 failed (a tunnel FAILED, daemon error), 2 usage, 3 daemon not reachable' },
-  ]);
+  cli.help((sections) => {
+    const shown = cli.matchedCommand;
+    return [
+      ...tidyHelp(sections, 'tunnel-cli', cli.commands, shown).map((s) => ({
+        ...s,
+        body: s.body
+          .split('\n')
+          // cac shows a negated flag's default ("--no-wait … (default: true)"); auth prints a terminal, never JSON.
+          .filter((l) => !(shown?.name === 'auth' && /^ {2}--json\b/.test(l)))
+          .map((l) => l.replace(/ \(default: true\)$/, ''))
+          .join('\n'),
+      })),
+      { title: 'Exit codes', body: '  0 done, 1 failed (a tunnel FAILED, daemon error), 2 usage, 3 daemon not reachable' },
+    ];
+  });
   cli.version(packageVersion());
 
   try {
@@ -83,7 +96,16 @@ async function main(argv: string[]): Promise<number> {
     }
     await cli.runMatchedCommand();
   } catch (e) {
-    if (e instanceof Error && e.name === 'CACError') return usageError(e.message);
+    if (e instanceof Error && e.name === 'CACError') {
+      // Too few or too many arguments: hash names the one missing; every command says what it takes.
+      const c = cli.matchedCommand;
+      if (c !== undefined && /^(missing required args|Unused args)/.test(e.message)) {
+        const given = cli.args.map(String);
+        const read = c.name === 'hash' ? readHashArgs(given) : null;
+        return usageError(read !== null && !read.ok ? `hash: ${read.error}` : positionalError(c, given));
+      }
+      return usageError(e.message);
+    }
     throw e;
   }
   const run = chosen as { name: CommandName | 'auth'; hash: string | null; args: string[]; options: Record<string, unknown> } | null;

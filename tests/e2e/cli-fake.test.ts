@@ -158,7 +158,11 @@ describe('reading', () => {
     expect((await cli(['hash', '', 'h', '1', '2', 'local_to_remote', 'true'])).stdout).toBe('d0bab6b25e86e873200793594c663f67\n');
     const bad = await cli(['hash', 'a', 'b', '1', '2', 'remote_to_local', 'maybe']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/^tunnel-cli: hash: interactive: expected true or false, found "maybe"\n$/);
+    expect(bad.stderr).toMatch(/^tunnel-cli: hash: interactive \(the 6th argument\): expected true or false \(also yes or no, in any case\), found "maybe"\n$/);
+    // Every argument is checked as its field in the config file: a port is a port.
+    const port = await cli(['hash', 'socks', 'testhost', '21090', 'socks']);
+    expect(port.code).toBe(2);
+    expect(port.stderr).toMatch(/^tunnel-cli: hash: local_port \(the 4th argument\): expected a port 1-65535, .*found "socks"/);
   });
 });
 
