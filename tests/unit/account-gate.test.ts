@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { accountRefusal, trusted, type AccountGate, type Credential } from '../../src/listener/account-gate.js';
+import { accountRefusal, trusted, type AccountGate } from '../../src/listener/account-gate.js';
 import { readAllowedAccounts, NO_OTHER_ACCOUNT } from '../../src/listener/account-names.js';
 import { apiTokenCredential, daemonGuards, proxyHasKeys, proxyKeysCredential } from '../../src/listener/credentials.js';
 import { serverTrustProblem } from '../../src/listener/trusted-connect.js';
 
 const OWNER = 1000;
-const set = (on: boolean): Credential => ({ grant: on ? 'set' : 'unset', isSet: () => on });
 const gate = (api: boolean, proxy: boolean, allowed = NO_OTHER_ACCOUNT): AccountGate => ({
   ownUid: OWNER,
   allowed,
