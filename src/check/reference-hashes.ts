@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
-import { isMap, isScalar, isSeq, parseDocument } from 'yaml';
+import { isMap, isScalar, isSeq } from 'yaml';
 import { IDENTITY_FIELDS } from '../config/identity.js';
-import { MAX_CONFIG_BYTES } from '../config/guard.js';
+import { loadYaml, MAX_CONFIG_BYTES } from '../config/yaml-loader.js';
 import { migrate } from '../config/migrate.js';
 import { formatHashChange } from '../config/reference-compare.js';
 import { shellQuote } from './rules.js';
@@ -41,10 +41,11 @@ export async function checkReferenceHashes(path: string): Promise<{ problems: Ch
 
 const REFERENCE_KEYS: ReadonlySet<string> = new Set(IDENTITY_FIELDS);
 
-/** True when the file holds a key the reference never read: it was written for tunnel-manager. */
+/** True when the file holds a key the reference never read: it was written for tunnel-manager (or is past the loader's limits, so nothing is told). */
 function writtenForTunnelManager(text: string): boolean {
-  const doc = parseDocument(text, { logLevel: 'silent' });
-  const root = doc.contents;
+  const loaded = loadYaml(text);
+  if (!loaded.ok) return true;
+  const root = loaded.value.doc.contents;
   if (!isMap(root)) return false;
   const keyText = (k: unknown) => (isScalar(k) ? String(k.value) : '');
   if (root.items.some((p) => keyText(p.key) !== 'tunnels')) return true;

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { chmod, mkdir, open, readdir, readFile, realpath, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { MAX_CONFIG_BYTES } from '../config/guard.js';
+import { MAX_CONFIG_BYTES } from '../config/yaml-loader.js';
 
 /** The config file as read from disk, with the version the page sends back on save. */
 export interface FileState {
@@ -10,7 +10,7 @@ export interface FileState {
   missing: boolean;
   /** sha256 of the bytes; "missing" when there is no file. */
   version: string;
-  /** Bytes, when the file is over the 1 MiB limit the daemon also enforces. */
+  /** Bytes, when the file is over the size limit the daemon also enforces (MAX_CONFIG_BYTES). */
   tooBig: number | null;
 }
 

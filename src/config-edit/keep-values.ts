@@ -1,6 +1,6 @@
 import { isMap, isSeq, Scalar, type Document, type YAMLSeq } from 'yaml';
 import { flattenMerges } from '../config/merge.js';
-import { MAX_ALIAS_COUNT } from '../config/parse.js';
+import { aliasExpansion } from '../config/yaml-loader.js';
 import { err, ok, type Result } from '../result.js';
 import { releaseAnchors } from './anchors.js';
 
@@ -33,11 +33,15 @@ function tunnelsOf(doc: Document): unknown[] {
 
 /** What every entry means now, by its node; an error when an alias has no anchor before it. */
 export function meanings(doc: Document): Result<Map<unknown, Meaning>, string> {
+  // The document may have been edited since the loader measured it: what its aliases
+  // expand to is measured again, as canonical() would write every expansion out.
+  const expansion = aliasExpansion(doc);
+  if (expansion !== null) return err(`the file's aliases cannot be read: *${expansion.alias} ${expansion.kind === 'loop' ? 'is inside the node it names' : 'expands the data too far'}`);
   let data: unknown;
   try {
-    data = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+    data = doc.toJS({ maxAliasCount: -1 });
   } catch (e) {
-    // The yaml package throws ReferenceError for an alias with no anchor before it and for alias bombs.
+    // The yaml package throws ReferenceError for an alias with no anchor before it.
     if (!(e instanceof ReferenceError)) throw e;
     return err(`the file's aliases cannot be read: ${e.message.split('\n')[0]}`);
   }

@@ -1,5 +1,6 @@
 import { dirname, join } from 'node:path';
 import { parseConfigText } from '../config/load.js';
+import { SIZE_LIMIT } from '../config/yaml-loader.js';
 import type { ConfigProblem } from '../config/types.js';
 import { err, ok, type Result } from '../result.js';
 import type { DirectionMode } from '../tunnel/spec.js';
@@ -49,6 +50,8 @@ export interface SaveResult {
   /** Set when the previous text could not be backed up (the save itself went through). */
   backup_error: string | null;
 }
+
+const TOO_BIG = `the file is over ${SIZE_LIMIT}; fix it by hand`;
 
 /** Where previous versions of the file are kept unless told otherwise: `.panel-backups` next to it (outside what the daemon reloads). */
 export function defaultBackupDir(configPath: string): string {
@@ -120,8 +123,8 @@ export class ConfigStore {
   #viewOf(f: FileState): ConfigView {
     const base = { path: this.#deps.path, version: f.version, missing: f.missing };
     if (f.tooBig !== null) {
-      const problem: ConfigProblem = { line: 0, column: 0, field: '(file)', expected: 'at most 1 MiB', found: `${f.tooBig} bytes` };
-      return { ...base, valid: false, problems: [problem], warnings: [], applied: 'none', rejected: [], entries: [], not_editable: 'the file is over 1 MiB; fix it by hand' };
+      const problem: ConfigProblem = { line: 0, column: 0, field: '(file)', expected: `a file of at most ${SIZE_LIMIT}`, found: `${f.tooBig} bytes` };
+      return { ...base, valid: false, problems: [problem], warnings: [], applied: 'none', rejected: [], entries: [], not_editable: TOO_BIG };
     }
     const text = f.text ?? '';
     const { problems, warnings, applied, rejected } = validate(text, this.#deps.mode);
@@ -153,7 +156,7 @@ export class ConfigStore {
     const { path, mode, log } = this.#deps;
     const before = await readFileState(path);
     if (version !== null && before.version !== version) return err(this.#conflict(before, typeof plan === 'function' ? null : plan, hash));
-    if (before.tooBig !== null) return err({ reason: 'not_editable', message: 'the file is over 1 MiB; fix it by hand' });
+    if (before.tooBig !== null) return err({ reason: 'not_editable', message: TOO_BIG });
     const chosen = typeof plan === 'function' ? plan(this.#viewOf(before)) : ok(plan);
     if (!chosen.ok) return chosen;
     const edit = chosen.value;

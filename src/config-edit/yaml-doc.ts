@@ -1,5 +1,5 @@
-import { Document, isScalar, parseDocument, visit, type ScalarTag, type ToStringOptions } from 'yaml';
-import { guardText } from '../config/guard.js';
+import { isScalar, visit, type Document, type ScalarTag, type ToStringOptions } from 'yaml';
+import { loadYaml, refusalText } from '../config/yaml-loader.js';
 import { err, ok, type Result } from '../result.js';
 
 /**
@@ -22,8 +22,13 @@ const verbatimTag: ScalarTag = {
 /** How the file is laid out, so that a re-printed document looks like the original. */
 function inferFormat(text: string): ToStringOptions {
   const lines = text.split('\n').filter((l) => l.trim() !== '' && !l.trimStart().startsWith('#'));
-  const indents = lines.map((l) => l.length - l.trimStart().length).filter((n) => n > 0);
-  const indent = Math.min(8, Math.max(2, indents.length > 0 ? Math.min(...indents) : 2));
+  // A loop, not Math.min(...): a spread of one argument per line overflows the stack on a large file.
+  let least = Infinity;
+  for (const l of lines) {
+    const n = l.length - l.trimStart().length;
+    if (n > 0 && n < least) least = n;
+  }
+  const indent = Math.min(8, Math.max(2, least === Infinity ? 2 : least));
   // A block sequence written at the same column as its parent key ("key:\n- item").
   let indentSeq = true;
   for (let i = 0; i + 1 < lines.length; i++) {
@@ -45,14 +50,14 @@ export interface EditableDoc {
 }
 
 /**
- * Parses the file for editing. A file the YAML parser rejects (or the size and nesting
- * guard refuses) cannot be edited without losing something, so it is refused: the
+ * Parses the file for editing. A file the YAML parser rejects (or the loader's limits
+ * refuse) cannot be edited without losing something, so it is refused: the
  * user fixes it by hand, and the message says where.
  */
 export function parseEditable(text: string): Result<EditableDoc, string> {
-  const guard = guardText(text);
-  if (guard !== null) return err(guard);
-  const doc = parseDocument(text, { customTags: [verbatimTag], uniqueKeys: true, prettyErrors: true });
+  const loaded = loadYaml(text, { customTags: [verbatimTag], logLevel: 'warn', positions: true });
+  if (!loaded.ok) return err(`the file is refused, fix it by hand first: ${refusalText(loaded.error)}`);
+  const { doc } = loaded.value;
   const first = doc.errors[0];
   if (first) return err(`the file is not valid YAML, fix it by hand first: ${first.message.split('\n')[0]}`);
   visit(doc, {

@@ -1,7 +1,7 @@
 import { open, stat } from 'node:fs/promises';
-import { MAX_CONFIG_BYTES } from './guard.js';
 import { parseConfigText, type ParseOptions } from './parse.js';
 import type { ConfigProblem, LoadResult } from './types.js';
+import { MAX_CONFIG_BYTES, SIZE_LIMIT } from './yaml-loader.js';
 
 export { formatProblem, parseConfigText, type ParseOptions } from './parse.js';
 
@@ -22,7 +22,7 @@ export async function loadConfigFile(path: string, opts: ParseOptions = {}): Pro
     const info = await stat(path);
     if (info.isDirectory()) return fileProblem('a file', 'a directory');
     if (!info.isFile()) return fileProblem('a regular file', 'a special file (FIFO, socket or device)');
-    if (info.size > MAX_CONFIG_BYTES) return fileProblem(`a file of at most ${MAX_CONFIG_BYTES} bytes (1 MiB)`, `${info.size} bytes`);
+    if (info.size > MAX_CONFIG_BYTES) return fileProblem(`a file of at most ${SIZE_LIMIT}`, `${info.size} bytes`);
     const handle = await open(path, 'r');
     try {
       // One byte over the limit is enough to tell that the file grew past it since stat().
@@ -34,7 +34,7 @@ export async function loadConfigFile(path: string, opts: ParseOptions = {}): Pro
         length += bytesRead;
         if (length === buffer.length) break;
       }
-      if (length > MAX_CONFIG_BYTES) return fileProblem(`a file of at most ${MAX_CONFIG_BYTES} bytes (1 MiB)`, 'a larger file');
+      if (length > MAX_CONFIG_BYTES) return fileProblem(`a file of at most ${SIZE_LIMIT}`, 'a larger file');
       bytes = buffer.subarray(0, length);
     } finally {
       await handle.close();

@@ -1,9 +1,10 @@
-import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, stringify } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, stringify } from 'yaml';
 import { err, ok, type Result } from '../result.js';
 import { IDENTITY_FIELDS } from './identity.js';
 import { hashChanges, type HashChange } from './reference-compare.js';
 import { readLikeReference, type ReferenceEntry } from './reference-reader.js';
 import { Tree } from './tree.js';
+import { loadYaml, refusalText } from './yaml-loader.js';
 
 /**
  * Turns a config file the reference implementation accepted but YAML refuses into
@@ -26,12 +27,26 @@ export interface Migration {
   notes: string[];
 }
 
-const FIELD_LINE = new RegExp(`^([ \\t]*)(-[ ]*)?(${IDENTITY_FIELDS.join('|')}):([ \\t]*)(.*?)([ \\t\\r]*)$`);
+// The value runs to the end of the line; its trailing white space is cut off by hand
+// (fieldLine), as a lazy `(.*?)[ \t\r]*$` is quadratic in a long run of spaces.
+const FIELD_LINE = new RegExp(`^([ \\t]*)(-[ ]*)?(${IDENTITY_FIELDS.join('|')}):[ \\t]*(.*)$`);
+
+/** A `key: value` line of one of the reference's fields: its indent, its `- `, the key and the value as written. */
+function fieldLine(line: string): { indent: string; dash: string; key: string; value: string } | null {
+  const m = FIELD_LINE.exec(line);
+  if (!m) return null;
+  const rest = m[4] ?? '';
+  let end = rest.length;
+  while (end > 0 && (rest[end - 1] === ' ' || rest[end - 1] === '\t' || rest[end - 1] === '\r')) end--;
+  return { indent: m[1] ?? '', dash: m[2] ?? '', key: m[3] ?? '', value: rest.slice(0, end) };
+}
 
 /** True when YAML would not read `value` after `key:` as the plain text the reference read. */
 function needsQuotes(key: string, value: string): boolean {
   if (value === '') return false;
-  const doc = parseDocument(`${key}: ${value}\n`, { logLevel: 'silent' });
+  const loaded = loadYaml(`${key}: ${value}\n`);
+  if (!loaded.ok) return true;
+  const { doc } = loaded.value;
   if (doc.errors.length > 0 || doc.warnings.length > 0) return true;
   const node = isMap(doc.contents) ? doc.contents.items[0]?.value : undefined;
   return isAlias(node) || !isScalar(node) || node.tag !== undefined;
@@ -50,9 +65,9 @@ function quoteFields(lines: string[], reference: readonly ReferenceEntry[]): str
   const out = [...lines];
   for (const entry of reference) {
     for (const field of Object.values(entry.fields)) {
-      const m = FIELD_LINE.exec(out[field.line] ?? '');
+      const m = fieldLine(out[field.line] ?? '');
       if (!m) continue;
-      const [, indent = '', dash = '', key = '', , value = ''] = m;
+      const { indent, dash, key, value } = m;
       if (!needsQuotes(key, value)) continue;
       const quoted = stringify(field.value, { defaultStringType: 'QUOTE_DOUBLE', lineWidth: 0 }).trimEnd();
       out[field.line] = `${indent}${dash}${key}: ${quoted}`;
@@ -84,9 +99,12 @@ function hasCollectionField(text: string, reference: readonly ReferenceEntry[]):
   const lines = text.split('\n');
   return reference.some((entry) =>
     Object.values(entry.fields).some((field) => {
-      const m = FIELD_LINE.exec(lines[field.line] ?? '');
-      if (!m || (m[5] ?? '') === '') return false;
-      const doc = parseDocument(`${m[3] ?? ''}: ${m[5] ?? ''}\n`, { logLevel: 'silent' });
+      const m = fieldLine(lines[field.line] ?? '');
+      if (!m || m.value === '') return false;
+      const loaded = loadYaml(`${m.key}: ${m.value}\n`);
+      // Past the loader's limits it is no text the daemon takes either: the file needs repair.
+      if (!loaded.ok) return true;
+      const { doc } = loaded.value;
       const node = isMap(doc.contents) ? doc.contents.items[0]?.value : undefined;
       return isMap(node) || isSeq(node);
     }),
@@ -94,21 +112,23 @@ function hasCollectionField(text: string, reference: readonly ReferenceEntry[]):
 }
 
 /**
- * The first problem that keeps the daemon from reading `text`: a YAML error, or an
- * alias with no anchor before it (the parser accepts it; reading its value fails), which
- * is how YAML sees a name the reference's panel wrote as `*star`.
+ * The first problem that keeps the daemon from reading `text`: past the loader's limits
+ * (`refused`), a YAML error, or an alias with no anchor before it (the parser accepts
+ * it; reading its value fails), which is how YAML sees a name the reference's panel
+ * wrote as `*star`.
  */
-function firstError(text: string): string | null {
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, logLevel: 'silent' });
+function firstProblem(text: string): { refused: boolean; text: string } | null {
+  const loaded = loadYaml(text, { positions: true });
+  if (!loaded.ok) return { refused: true, text: refusalText(loaded.error) };
+  const { doc, lines, aliases } = loaded.value;
   const at = (pos: number) => {
     const { line, col } = lines.linePos(pos);
     return `line ${line}, column ${col}`;
   };
   const e = doc.errors[0];
-  if (e) return `${at(e.pos[0])}: ${e.message.split('\n')[0] ?? ''}`;
-  for (const [alias, target] of new Tree(doc, lines).aliasTargets()) {
-    if (target === undefined && isAlias(alias)) return `${at(alias.range?.[0] ?? 0)}: the alias *${alias.source} has no anchor &${alias.source} before it`;
+  if (e) return { refused: false, text: `${at(e.pos[0])}: ${e.message.split('\n')[0] ?? ''}` };
+  for (const [alias, target] of new Tree(doc, lines, aliases).aliasTargets()) {
+    if (target === undefined && isAlias(alias)) return { refused: false, text: `${at(alias.range?.[0] ?? 0)}: the alias *${alias.source} has no anchor &${alias.source} before it` };
   }
   return null;
 }
@@ -116,11 +136,14 @@ function firstError(text: string): string | null {
 /**
  * The migrated text of `text`, or why it cannot be migrated automatically (the first
  * YAML problem left). A file YAML already accepts comes back unchanged, with the hash
- * changes it carries.
+ * changes it carries. A file past the loader's limits is not tried line by line: the
+ * same lines quoted are past them too, and trying would cost a parse per line.
  */
 export function migrate(text: string): Result<Migration, string> {
+  const first = firstProblem(text);
+  if (first?.refused) return err(`is refused before it is read, so it cannot be migrated: ${first.text}`);
   const reference = readLikeReference(text);
-  if (firstError(text) === null && !hasCollectionField(text, reference)) {
+  if (first === null && !hasCollectionField(text, reference)) {
     return ok({ text, changedLines: [], tabWidth: null, changes: hashChanges(text, reference) ?? [], notes: [] });
   }
 
@@ -131,9 +154,9 @@ export function migrate(text: string): Result<Migration, string> {
     const indented = width === 0 ? lines : lines.map((l) => expandIndent(l, width));
     const candidate = quoteFields(indented, reference);
     const joined = candidate.join('\n');
-    const problem = firstError(joined);
+    const problem = firstProblem(joined);
     if (problem !== null) {
-      left ||= problem;
+      left ||= problem.text;
       continue;
     }
     const changedLines = candidate.flatMap((l, i) => (l !== lines[i] ? [i] : []));

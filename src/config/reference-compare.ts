@@ -1,7 +1,9 @@
-import { isMap, isSeq, LineCounter, parseDocument } from 'yaml';
+import { isMap, isSeq } from 'yaml';
 import { identityOf, IDENTITY_FIELDS, writtenText, type IdentityField } from './identity.js';
 import { readLikeReference, type ReferenceEntry } from './reference-reader.js';
 import { tunnelHash } from '../tunnel/hash.js';
+import { Tree } from './tree.js';
+import { loadYaml } from './yaml-loader.js';
 
 /**
  * Where this product's hash of an entry differs from the reference implementation's
@@ -48,20 +50,20 @@ interface YamlEntry {
 }
 
 function yamlEntries(text: string): YamlEntry[] | null {
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, logLevel: 'silent' });
+  const loaded = loadYaml(text);
+  if (!loaded.ok) return null;
+  const { doc, lines, aliases } = loaded.value;
   if (doc.errors.length > 0) return null;
   const root = doc.contents;
   if (!isMap(root)) return [];
   const seq = root.get('tunnels', true);
   if (!isSeq(seq)) return [];
+  // Aliases resolved in one walk: the package's Alias.resolve() walks the whole document for each.
+  const tree = new Tree(doc, lines, aliases);
   const out: YamlEntry[] = [];
   for (const item of seq.items) {
     if (!isMap(item)) continue;
-    const node = (k: IdentityField) => {
-      const v = item.get(k, true);
-      return v !== null && typeof v === 'object' && 'resolve' in v && typeof v.resolve === 'function' ? v.resolve(doc) : v;
-    };
+    const node = (k: IdentityField) => tree.deref(item.get(k, true));
     const identity = identityOf(node);
     const fields = Object.fromEntries(IDENTITY_FIELDS.map((k) => [k, writtenText(node(k))])) as Record<IdentityField, string | null>;
     out.push({ line: lines.linePos(item.range?.[0] ?? 0).line, fields, name: identity.name, hash: tunnelHash(identity) });

@@ -35,12 +35,24 @@ export interface ReferenceEntry {
 }
 
 /** POSIX [[:space:]]: what the reference's sed trimmed. */
-const SPACE = /[ \t\n\v\f\r]/;
-const trimSpace = (s: string) => s.replace(/^[ \t\n\v\f\r]+/, '').replace(/[ \t\n\v\f\r]+$/, '');
+const isSpace = (c: number) => c === 0x20 || (c >= 0x09 && c <= 0x0d);
+
+/**
+ * The line without the white space around it. Scanned by hand: `/\s+$/` tries every
+ * start inside a run of spaces, which is quadratic in a long run before the end.
+ */
+function trimSpace(s: string): string {
+  let from = 0;
+  let to = s.length;
+  while (from < to && isSpace(s.charCodeAt(from))) from++;
+  while (to > from && isSpace(s.charCodeAt(to - 1))) to--;
+  return s.slice(from, to);
+}
 
 function valueAfterKey(line: string, key: string): string {
-  let rest = line.slice(key.length + 1);
-  while (rest.length > 0 && SPACE.test(rest[0] as string)) rest = rest.slice(1);
+  let from = key.length + 1;
+  while (from < line.length && isSpace(line.charCodeAt(from))) from++;
+  const rest = line.slice(from);
   // sed 's/^"\(.*\)"$/\1/': one pair of double quotes around the whole value.
   return rest.length >= 2 && rest.startsWith('"') && rest.endsWith('"') ? rest.slice(1, -1) : rest;
 }

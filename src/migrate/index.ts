@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { MAX_CONFIG_BYTES } from '../config/guard.js';
+import { MAX_CONFIG_BYTES } from '../config/yaml-loader.js';
 import { migrate } from '../config/migrate.js';
 import { formatHashChange } from '../config/reference-compare.js';
 import { saveBackup, writeAtomic } from '../config-edit/file-io.js';

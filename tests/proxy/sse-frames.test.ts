@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { createSseFrames, streamTail } from '../../src/proxy/relay/sse-frames.js';
+import { describe, expect, it, vi } from 'vitest';
+import { createSseFrames, MAX_SSE_EVENT_BYTES, streamTail } from '../../src/proxy/relay/sse-frames.js';
 
 /** Feeds `text` in pieces of `size` bytes; returns what was handed on, piece by piece, and what is held at the end. */
 function feed(text: string, size: number): { out: string[]; rest: string } {
@@ -66,3 +66,91 @@ describe('the tail of a stream that ends between events', () => {
     expect(streamTail(Buffer.from('data: {"a":\n'))).toEqual({ kind: 'cut' });
   });
 });
+
+describe('an event that arrives in many pieces', () => {
+  /** Bytes that Buffer.concat copied while `run` ran (the framer's only copy). */
+  function copiedBy(run: () => void): number {
+    const concat = vi.spyOn(Buffer, 'concat');
+    try {
+      run();
+      return concat.mock.results.reduce((n, r) => n + (r.value as Buffer).length, 0);
+    } finally {
+      concat.mockRestore();
+    }
+  }
+
+  it('is copied once, when it completes, however many pieces it came in', () => {
+    const event = Buffer.from(`data: ${JSON.stringify({ content: 'x'.repeat(4 * 1024 * 1024) })}\n\n`);
+    const frames = createSseFrames();
+    const out: Buffer[] = [];
+    const copied = copiedBy(() => {
+      for (let i = 0; i < event.length; i += 1024) {
+        const got = frames.push(event.subarray(i, i + 1024));
+        if (got !== null) out.push(got);
+      }
+    });
+    expect(Buffer.concat(out).equals(event)).toBe(true);
+    // Joining the held bytes with every piece copied 8 GiB here.
+    expect(copied).toBeLessThanOrEqual(event.length);
+  });
+
+  it('with CR LF split between pieces, still ends where the blank line does', () => {
+    const frames = createSseFrames();
+    const got: string[] = [];
+    for (const piece of ['data: 1', '\r', '\n', 'data: 2\r', '\n\r', '\n', 'data: 3\r\n']) {
+      const out = frames.push(Buffer.from(piece));
+      if (out !== null) got.push(out.toString());
+    }
+    expect(got).toEqual(['data: 1\r\ndata: 2\r\n\r', '\n']);
+    expect(frames.rest()?.toString()).toBe('data: 3\r\n');
+  });
+});
+
+describe('an event over the limit', () => {
+  const LIMIT = 1000;
+  const eventOf = (bytes: number) => `data: ${'x'.repeat(bytes - 'data: '.length - 2)}\n\n`;
+
+  it('of exactly the limit passes; one byte more overflows, in pieces or in one', () => {
+    for (const size of [1, 7, 64, 2000]) {
+      const at = feedLimited(eventOf(LIMIT), size, LIMIT);
+      expect(at).toEqual({ out: eventOf(LIMIT), overflowed: false });
+      expect(feedLimited(eventOf(LIMIT + 1), size, LIMIT)).toEqual({ out: '', overflowed: true });
+    }
+  });
+
+  it('is let go as soon as it is past the limit, not when it ends', () => {
+    const frames = createSseFrames(LIMIT);
+    expect(frames.push(Buffer.from(`data: ${'x'.repeat(LIMIT)}`))).toBeNull();
+    expect(frames.overflowed()).toBe(true);
+    expect(frames.rest()).toBeNull();
+    expect(frames.push(Buffer.from('\n\ndata: 2\n\n'))).toBeNull();
+  });
+
+  it('leaves the whole events before it, in the same piece, handed on', () => {
+    const frames = createSseFrames(LIMIT);
+    const out = frames.push(Buffer.from(`data: 1\n\ndata: 2\n\n${eventOf(LIMIT + 1)}data: 3\n\n`));
+    expect(out?.toString()).toBe('data: 1\n\ndata: 2\n\n');
+    expect(frames.overflowed()).toBe(true);
+  });
+
+  it('is 8 MiB by default', () => {
+    expect(MAX_SSE_EVENT_BYTES).toBe(8 * 1024 * 1024);
+    const frames = createSseFrames();
+    const piece = Buffer.alloc(64 * 1024, 0x61);
+    let pushed = 0;
+    while (!frames.overflowed()) {
+      frames.push(piece);
+      pushed += piece.length;
+    }
+    expect(pushed).toBe(MAX_SSE_EVENT_BYTES + piece.length);
+  });
+});
+
+/** What `text` fed in pieces of `size` to a framer of `limit` hands on, and whether it overflowed. */
+function feedLimited(text: string, size: number, limit: number): { out: string; overflowed: boolean } {
+  const frames = createSseFrames(limit);
+  const bytes = Buffer.from(text);
+  let out = '';
+  for (let i = 0; i < bytes.length; i += size) out += frames.push(bytes.subarray(i, i + size))?.toString() ?? '';
+  return { out, overflowed: frames.overflowed() };
+}

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { MAX_CONFIG_BYTES } from '../../src/config/guard.js';
+import { MAX_CONFIG_BYTES } from '../../src/config/yaml-loader.js';
 import { formatProblem, loadConfigFile } from '../../src/config/load.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'config-load-'));

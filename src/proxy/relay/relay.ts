@@ -12,7 +12,7 @@ import { keyOf } from './provider.js';
 import { next, type HeadVerdict, type RelayEffect, type RelayEvent } from './relay-stages.js';
 import { RelaySignal, type RelayHearer } from './relay-signal.js';
 import type { RelayRequest, Settled } from './relay-request.js';
-import { createSseFrames, isEventStream, streamTail, type SseFrames } from './sse-frames.js';
+import { createSseFrames, eventTooLarge, isEventStream, streamTail, type SseFrames } from './sse-frames.js';
 import { upstreamRequestHeaders } from './upstream-headers.js';
 import { askingUsage, USAGE_ON_REQUEST } from './usage-request.js';
 import { withoutUsage } from './usage-strip.js';
@@ -198,8 +198,14 @@ class Relay implements ExchangeSink, RelayHearer {
     else this.onPlain(chunk);
   }
 
-  /** A piece of the body as plain (decoded) bytes. */
+  /** A piece of the body as plain (decoded) bytes; an event grown too large to hold ends the answer. */
   private onPlain(chunk: Buffer): void {
+    this.pass(chunk);
+    const { state } = this;
+    if (state.id === 'streaming' && state.passing.frames?.overflowed() === true) this.broken(eventTooLarge(this.r.provider.prefix));
+  }
+
+  private pass(chunk: Buffer): void {
     const { state } = this;
     if (state.id === 'holding') return state.held.push(chunk);
     if (state.id !== 'streaming') return;

@@ -11,7 +11,7 @@ import { holdsKey, MIN_MASKED_KEY_LENGTH, scrubText } from '../relay/key-scrub.j
 import { keyOf } from '../relay/provider.js';
 import { upstreamRequestHeaders } from '../relay/upstream-headers.js';
 import { relayHeaders } from '../relay/client-headers.js';
-import { createSseFrames, isEventStream, type SseFrames } from '../relay/sse-frames.js';
+import { createSseFrames, eventTooLarge, isEventStream, type SseFrames } from '../relay/sse-frames.js';
 import type { Exchange, ExchangeSink, UpstreamFailure } from '../relay/upstream.js';
 import { isObject } from './shape.js';
 import { readEvents } from './sse-events.js';
@@ -155,10 +155,13 @@ class TranslatedRelay implements ExchangeSink, RelayHearer {
     if (state.id !== 'streaming') return;
     this.f.observer.read(chunk);
     const whole = state.frames.push(chunk);
-    if (whole === null) return;
-    let out = '';
-    for (const e of readEvents(whole.toString('utf8'))) out += state.stream.event(e);
-    this.write(out);
+    if (whole !== null) {
+      let out = '';
+      for (const e of readEvents(whole.toString('utf8'))) out += state.stream.event(e);
+      this.write(out);
+    }
+    // An event grown too large to hold ends the answer with the client format's error event.
+    if (state.frames.overflowed()) this.midway(eventTooLarge(this.f.provider.prefix));
   }
 
   private onPlainEnd(): void {
