@@ -423,7 +423,7 @@ function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: 
 const CLI_CASES: Array<[string, string[], number, RegExp]> = [
   ['unknown command', ['frobnicate'], 2, /unknown command "frobnicate"/],
   ['no command (help on stdout)', [], 2, /^$/],
-  ['start-tunnel without a hash', ['start-tunnel'], 2, /missing required args/],
+  ['start-tunnel without a hash', ['start-tunnel'], 2, /start-tunnel: expected <hash>, found none/],
   ['start-tunnel with non-hex', ['start-tunnel', 'zz'], 2, /4 hex characters.*found "zz"/],
   ['stop-tunnel with 3 chars', ['stop-tunnel', 'abc'], 2, /found "abc"/],
   ['logs with 5,000 chars', ['logs', 'a'.repeat(5_000)], 2, /found "a{80}"/],
@@ -432,7 +432,7 @@ const CLI_CASES: Array<[string, string[], number, RegExp]> = [
   ['start-tunnel with a newline', ['start-tunnel', 'abcd\nrm -rf /'], 2, /found "abcd\\nrm -rf \/"/],
   ['stop-tunnel with an option', ['stop-tunnel', '-oProxyCommand=x'], 2, /Unknown option/],
   ['unknown option', ['status', '--bogus'], 2, /Unknown option `--bogus`/],
-  ['extra argument', ['list', 'extra'], 2, /Unused args/],
+  ['extra argument', ['list', 'extra'], 2, /list: expected no arguments, found 1: "extra"/],
   ['timeout zero', ['start', '--timeout', '0'], 2, /--timeout: expected a number of seconds above 0, found "0"/],
   ['timeout a word', ['start', '--timeout', 'abc'], 2, /--timeout/],
   ['timeout NaN', ['start-tunnel', 'abcd', '--timeout', 'NaN'], 2, /--timeout/],
