@@ -25,14 +25,16 @@ const BROWSER_GLOBALS = Object.fromEntries(
   ].map((name) => [name, 'readonly']),
 );
 
-const SRC_FOLDERS = ['tunnel', 'config', 'config-edit', 'ssh-config', 'supervisor', 'check', 'api', 'daemon', 'panel', 'cli', 'proxy'];
+const SRC_FOLDERS = ['kernel', 'edge', 'settings', 'tunnel', 'config', 'config-edit', 'ssh-config', 'supervisor', 'check', 'api', 'daemon', 'panel', 'cli', 'proxy'];
 
 /**
  * One `files` block per folder of src/: the folders (and main.ts) it may not import.
- * Layers: config, tunnel → supervisor → api → daemon → main; check reads config and
- * tunnel; cli uses the API's types (and its socket path and SSE reader: the client side
- * of the wire format); the panel reads config and tunnel and talks to the daemon over
- * HTTP like the CLI; the proxy knows only its config schema.
+ * Layers: kernel (result, unreachable, log entry, version) under everything; edge (the
+ * HTTP edge: listeners, host and origin rules, the identity rule, tokens) and settings
+ * (flags and environment, default paths) above it; config, tunnel → supervisor → api →
+ * daemon → main; check reads config and tunnel; cli uses the API's types (and its SSE
+ * reader: the client side of the wire format); the panel reads config and tunnel and
+ * talks to the daemon over HTTP like the CLI; the proxy knows only its config schema.
  */
 function layer(folder, forbidden, extra = {}) {
   const patterns = forbidden.map((f) => ({
@@ -47,7 +49,8 @@ function layer(folder, forbidden, extra = {}) {
     },
   };
 }
-const others = (...allowed) => [...SRC_FOLDERS.filter((f) => !allowed.includes(f)), 'main'];
+// Every folder may use the kernel.
+const others = (...allowed) => [...SRC_FOLDERS.filter((f) => f !== 'kernel' && !allowed.includes(f)), 'main'];
 
 /**
  * src/proxy/ by the stages of a request, lowest first: each folder may import the ones
@@ -67,7 +70,7 @@ const PROXY_TOP = ['app.js', 'server.js', 'index.js', 'dispatch.js', 'in-memory-
 
 function proxyStages() {
   // The proxy knows nothing of the tunnel side, from any depth of src/proxy/.
-  const outside = others('proxy', 'config').map((f) => ({
+  const outside = others('proxy', 'edge', 'config').map((f) => ({
     group: f === 'main' ? ['../main.js', '../../main.js', '../../../main.js'] : [`../${f}/*`, `../../${f}/*`, `../../../${f}/*`],
     message: `src/proxy may not import src/${f}: dependencies run one way (see eslint.config.js and STYLE.md).`,
   }));
@@ -153,26 +156,29 @@ export default defineConfig(
     files: ['src/panel/static/**/*.js'],
     languageOptions: { sourceType: 'module', globals: BROWSER_GLOBALS },
   },
-  layer('tunnel', others('tunnel')),
+  layer('kernel', others('kernel')),
+  layer('edge', others('edge', 'kernel')),
+  layer('settings', others('settings', 'kernel', 'edge', 'tunnel')),
+  layer('tunnel', others('tunnel', 'kernel')),
   layer('config', others('config', 'tunnel')),
   // What ssh makes of the user's ssh config (ssh -G, the daemon's own -F file): beside config and tunnel.
   layer('ssh-config', others('ssh-config')),
-  layer('supervisor', others('supervisor', 'config', 'tunnel', 'ssh-config')),
-  layer('check', others('check', 'config', 'tunnel', 'ssh-config')),
+  layer('supervisor', others('supervisor', 'settings', 'config', 'tunnel', 'ssh-config')),
+  layer('check', others('check', 'settings', 'config', 'tunnel', 'ssh-config')),
   // Editing the config file, shared by the panel and the daemon's /config routes.
   layer('config-edit', others('config-edit', 'config', 'tunnel')),
-  layer('api', others('api', 'config', 'config-edit', 'tunnel', 'supervisor')),
+  layer('api', others('api', 'edge', 'config', 'config-edit', 'tunnel', 'supervisor')),
   layer('daemon', ['panel', 'cli', 'check', 'main']),
-  layer('panel', others('panel', 'config', 'config-edit', 'tunnel', 'api'), {
-    // The panel is a client of the daemon's HTTP API: its wire types, and the loopback rule.
-    patterns: [{ group: ['../api/*', '!../api/listen.js', '!../api/sse-reader.js'], allowTypeImports: true, message: 'src/panel takes only types from src/api (and its loopback rule and SSE reader).' }],
+  layer('panel', others('panel', 'edge', 'settings', 'config', 'config-edit', 'tunnel', 'api'), {
+    // The panel is a client of the daemon's HTTP API: its wire types, and its SSE reader.
+    patterns: [{ group: ['../api/*', '!../api/sse-reader.js'], allowTypeImports: true, message: 'src/panel takes only types from src/api (and its SSE reader).' }],
   }),
-  layer('cli', others('cli', 'api'), {
+  layer('cli', others('cli', 'edge', 'settings', 'api'), {
     // `tunnel-cli hash` computes the reference's hash offline, with the one hash function,
     // and checks its arguments with the config file's own field rules (pure modules).
     allow: { tunnel: ['../tunnel/hash.js', '../tunnel/endpoint.js', '../tunnel/spec.js'], config: ['../config/remote-host.js'] },
     // The API's schemas too (zod only), with which it checks the daemon's answers.
-    patterns: [{ group: ['../api/*', '../../api/*', '!../api/paths.js', '!../api/sse-reader.js', '!../api/schemas.js', '!../../api/schemas.js'], allowTypeImports: true, message: 'tunnel-cli takes only types from src/api (and the socket path, SSE reader and answer schemas).' }],
+    patterns: [{ group: ['../api/*', '../../api/*', '!../api/sse-reader.js', '!../api/schemas.js', '!../../api/schemas.js'], allowTypeImports: true, message: 'tunnel-cli takes only types from src/api (and the SSE reader and answer schemas).' }],
   }),
   ...proxyStages(),
 );

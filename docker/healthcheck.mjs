@@ -2,7 +2,7 @@
 // `node healthcheck.mjs panel` asks the panel's page. Exit 0 healthy, 1 not.
 // The address comes from the same variables the services listen on, read by the
 // daemon's own settings code (TUNNEL_API_LISTEN, else API_PORT, else 127.0.0.1:8080).
-import { daemonUrl } from '/app/dist/settings.js';
+import { daemonUrl } from '/app/dist/settings/settings.js';
 
 const target = process.argv[2] === 'panel' ? 'panel' : 'api';
 const listen = target === 'panel' ? process.env.PANEL_LISTEN || '127.0.0.1:5000' : new URL(daemonUrl(process.env)).host;

@@ -107,7 +107,7 @@ const PARTS = [
     id: 'guard',
     what: "no Host, Origin or Content-Type rule (SPEC §6) and no Host requirement",
     edits: [
-      { file: 'listener-guard.ts', anchor: '  const hostOk = rememberedHostRule(policy);', with: `  if (${off('guard')}) return listener;\n  const hostOk = rememberedHostRule(policy);` },
+      { file: 'edge/browser-guard.ts', anchor: '  const hostOk = rememberedHostRule(policy);', with: `  if (${off('guard')}) return listener;\n  const hostOk = rememberedHostRule(policy);` },
       { file: 'http-listener.ts', anchor: 'export function requireHost(listener: RequestListener, methods: string): RequestListener {', with: `export function requireHost(listener: RequestListener, methods: string): RequestListener {\n  if (${off('guard')}) return listener;` },
     ],
   },

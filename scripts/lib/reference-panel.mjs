@@ -1,6 +1,6 @@
 // The reference implementation's web panel (autossh-tunnel-dockerized v2.3.1, a Go
 // server with its static JS), built from its own sources so that the suite can point it
-// at our daemon. Used by tests/e2e/reference-panel.test.ts and scripts/test.
+// at our daemon. Used by tests/e2e/panel/reference-panel.test.ts and scripts/test.
 //
 // Sources, in order: REFERENCE_REPO when set (a clone's path, a git bundle or a git URL;
 // it is then the only one tried, so that a wrong setting is reported, not worked around),

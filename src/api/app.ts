@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { IncomingMessage } from 'node:http';
-import { discardRest } from '../http-listener.js';
+import { discardRest } from '../edge/http-listener.js';
 import type { ConfigStore } from '../config-edit/store.js';
 import type { EngineApi } from './engine-api.js';
 import { bearerAuth } from './auth.js';

@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from 'hono';
-import { bearerToken, digestSecret, secretMatches } from '../tokens.js';
+import { bearerToken, digestSecret, secretMatches } from '../edge/tokens.js';
 import { apiError } from './errors.js';
 
 /** Paths the token does not guard: /health reveals nothing, /v1 has the proxy's own keys. */

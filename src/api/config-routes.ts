@@ -2,12 +2,12 @@ import { Hono, type Context } from 'hono';
 import type { z } from 'zod';
 import type { EditPlan, ConfigStore, ConfigView, SaveFailure } from '../config-edit/store.js';
 import type { EngineApi } from './engine-api.js';
-import { err, ok, type Result } from '../result.js';
+import { err, ok, type Result } from '../kernel/result.js';
 import { resolveAmong } from './resolve.js';
 import { apiError, internalErrorHandler } from './errors.js';
 import { bodyProblems, ReferenceConfigBody, ReferenceTunnelBody, referenceTunnel, tunnelInput } from './reference-tunnel.js';
 import type { SuccessBody, WrittenTunnel } from './types.js';
-import { unreachable } from '../unreachable.js';
+import { unreachable } from '../kernel/unreachable.js';
 
 /**
  * The reference implementation's configuration API (SPEC §6, §12) on the daemon's own

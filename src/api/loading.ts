@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { pathOf } from '../http-listener.js';
+import { pathOf } from '../edge/http-listener.js';
 import { bearerCheck, isOpenPath } from './auth.js';
 import type { EngineApi } from './engine-api.js';
 import type { ApiErrorBody } from './types.js';

@@ -1,8 +1,8 @@
 import type { EngineApi } from './engine-api.js';
 import { lookupHash } from '../tunnel/lookup.js';
-import { err, ok, type Result } from '../result.js';
+import { err, ok, type Result } from '../kernel/result.js';
 import { apiError } from './errors.js';
-import { unreachable } from '../unreachable.js';
+import { unreachable } from '../kernel/unreachable.js';
 
 /** Every hash the daemon knows: the config in force plus whatever the supervisor still reports. */
 function knownHashes(engine: EngineApi): Set<string> {

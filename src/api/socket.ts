@@ -1,8 +1,8 @@
 import { mkdir, lstat, readdir, readFile, readlink, stat, unlink } from 'node:fs/promises';
 import net from 'node:net';
 import { dirname } from 'node:path';
-import { err, ok, type Result } from '../result.js';
-import { folderProblem } from '../listener/owned-path.js';
+import { err, ok, type Result } from '../kernel/result.js';
+import { folderProblem } from '../edge/owned-path.js';
 
 const errno = (e: unknown): string | undefined => (e as NodeJS.ErrnoException | null)?.code;
 

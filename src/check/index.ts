@@ -13,9 +13,9 @@ import { checkTunnelHost } from './tunnel-host.js';
 import { forwardFlag } from '../tunnel/ssh-args.js';
 import { checkTarget } from '../tunnel/check-target.js';
 import type { OwnListener } from '../tunnel/exposure.js';
-import { apiListenOf, ownListeners } from '../own-listeners.js';
+import { apiListenOf, ownListeners } from '../settings/own-listeners.js';
 import { exposureProblems } from './exposure.js';
-import { unreachable } from '../unreachable.js';
+import { unreachable } from '../kernel/unreachable.js';
 
 export type { CheckProblem, CheckReport, TunnelResolution } from './report.js';
 export { checkExitCode, formatReport } from './report.js';

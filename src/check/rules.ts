@@ -1,5 +1,5 @@
 import type { CheckProblem } from './report.js';
-import { unreachable } from '../unreachable.js';
+import { unreachable } from '../kernel/unreachable.js';
 
 // The permission rules for the SSH directory and their wording. docker/entrypoint.sh
 // applies the same rules with the same sentences; change both together.

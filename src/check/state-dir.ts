@@ -1,7 +1,7 @@
 import { constants, type Stats } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { findForeignStateDir } from '../state-dir-owner.js';
+import { findForeignStateDir } from '../settings/state-dir-owner.js';
 import type { CheckProblem } from './report.js';
 import { shellQuote } from './rules.js';
 

@@ -1,4 +1,4 @@
-import { err, ok, type Result } from '../result.js';
+import { err, ok, type Result } from '../kernel/result.js';
 
 /** The same rule the daemon applies to hash prefixes, checked before any request (exit 2). */
 export function validateHashArg(arg: unknown): Result<string, string> {

@@ -10,7 +10,7 @@ import { errorBodySchema, terminalServerMessageSchema } from '../api/schemas.js'
 import type { TerminalClientMessage } from '../api/types.js';
 import { EXIT } from './context.js';
 import { describeTarget, type Target } from './target.js';
-import { unreachable } from '../unreachable.js';
+import { unreachable } from '../kernel/unreachable.js';
 
 /** Ctrl-C: leaves the terminal; a password prompt needs no interrupt key. */
 export const DETACH_KEY = '\x03';

@@ -1,9 +1,9 @@
 import http from 'node:http';
 import https from 'node:https';
-import { err, ok, type Result } from '../result.js';
+import { err, ok, type Result } from '../kernel/result.js';
 import { createSseReader, type SseItem } from '../api/sse-reader.js';
 import { describeTarget, type Target } from './target.js';
-import { trustedConnection } from '../listener/trusted-connect.js';
+import { trustedConnection } from '../edge/trusted-connect.js';
 
 /**
  * How a connection to the daemon is made: only to a server the user owns, checked

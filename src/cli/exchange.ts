@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { z } from 'zod';
 import { errorBodySchema } from '../api/schemas.js';
-import { err, ok, type Result } from '../result.js';
+import { err, ok, type Result } from '../kernel/result.js';
 import { call, type ApiResponse, type Unreachable } from './client.js';
 import { EXIT, say, type CommandContext } from './context.js';
 import { describeTarget } from './target.js';

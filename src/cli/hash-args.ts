@@ -6,7 +6,7 @@
  * expected and what was found.
  */
 import { checkRemoteHost, REMOTE_HOST_EXPECTED } from '../config/remote-host.js';
-import { err, ok, type Result } from '../result.js';
+import { err, ok, type Result } from '../kernel/result.js';
 import { ENDPOINT_EXPECTED, parseEndpoint } from '../tunnel/endpoint.js';
 import { tunnelHash, type TunnelIdentity } from '../tunnel/hash.js';
 import { DIRECTION_EXPECTED, DIRECTIONS, type Direction } from '../tunnel/spec.js';
@@ -14,7 +14,7 @@ import { DIRECTION_EXPECTED, DIRECTIONS, type Direction } from '../tunnel/spec.j
 export const HASH_USAGE = '<name> <remote_host> <remote_port> <local_port> [direction] [interactive]';
 
 // The config file's defaults and limits (config/identity.ts, config/tunnel-entry.ts);
-// tests/unit/cli-hash-args.test.ts holds this module to the config reader's verdicts.
+// tests/unit/cli/hash-args.test.ts holds this module to the config reader's verdicts.
 const DEFAULT_NAME = 'unnamed';
 const DEFAULT_DIRECTION: Direction = 'remote_to_local';
 const MAX_NAME = 128;

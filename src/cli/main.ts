@@ -5,7 +5,7 @@
  * `process`.
  */
 import { cac } from 'cac';
-import { defaultSocketPath } from '../api/paths.js';
+import { defaultSocketPath } from '../settings/default-paths.js';
 import { parseTimeout, positionalError, rawOption, validateHashArg } from './args.js';
 import type { TerminalIo } from './auth.js';
 import { runCommand, type CommandName } from './commands/index.js';
@@ -14,7 +14,7 @@ import { useColor } from './format.js';
 import { HASH_USAGE, readHashArgs } from './hash-args.js';
 import { tidyHelp } from './help.js';
 import { resolveTarget } from './target.js';
-import { packageVersion } from '../version.js';
+import { packageVersion } from '../kernel/version.js';
 
 const DEFAULT_TIMEOUT_S = 30;
 

@@ -7,14 +7,14 @@
  */
 import { statusListSchema, statusRecordSchema } from '../api/schemas.js';
 import type { StatusRecord } from '../api/types.js';
-import { ok } from '../result.js';
+import { ok } from '../kernel/result.js';
 import { openEvents } from './client.js';
 import { EXIT, formatOptions, print, say, type CommandContext } from './context.js';
 import { ask, failure, isLoadingAnswer, whileLoading } from './exchange.js';
 import type { Peek } from './login-peek.js';
 import { formatProgress, formatRecordLine, formatStatus, shortHash } from './format.js';
 import { WaitTracker, type WaitOutcome } from './wait.js';
-import { unreachable } from '../unreachable.js';
+import { unreachable } from '../kernel/unreachable.js';
 
 /** Every tunnel (`POST /start`) or one (`POST /start/<hash>`). */
 export type StartWhat = { kind: 'all' } | { kind: 'one'; hash: string };

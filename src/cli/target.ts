@@ -1,5 +1,5 @@
-import { err, ok, type Result } from '../result.js';
-import { parseTokens } from '../tokens.js';
+import { err, ok, type Result } from '../kernel/result.js';
+import { parseTokens } from '../edge/tokens.js';
 
 /** Where the daemon is: its unix socket (no token), or its HTTP URL (with an optional token). */
 export type Target = { kind: 'socket'; path: string; named?: boolean } | { kind: 'url'; url: URL; token: string | null };

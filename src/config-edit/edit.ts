@@ -1,5 +1,5 @@
 import { isAlias, isMap, isScalar, isSeq, type Document, type Pair, type YAMLMap, type YAMLSeq } from 'yaml';
-import { err, ok, type Result } from '../result.js';
+import { err, ok, type Result } from '../kernel/result.js';
 import { aliasTargets, derefIn, keepAliasTargets, materialize, releaseAnchors } from './anchors.js';
 import { keepOthers, meanings } from './keep-values.js';
 import { linesOf, readEntries, tunnelsNode, viewOf, type EditFailure } from './read-entries.js';
@@ -7,7 +7,7 @@ import { FORM_FIELDS, inputHash, type Edit, type TunnelInput } from './tunnel-in
 import { writtenEntriesHold, type Written } from './verify.js';
 import { newEntry, setField, setHealthCheck, setInteractive } from './write-entry.js';
 import { parseEditable, printEditable, type EditableDoc } from './yaml-doc.js';
-import { unreachable } from '../unreachable.js';
+import { unreachable } from '../kernel/unreachable.js';
 
 /**
  * Editing the `tunnels:` list of the config file through the yaml Document API: nodes

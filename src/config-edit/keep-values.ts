@@ -1,7 +1,7 @@
 import { isMap, isSeq, Scalar, type Document, type YAMLSeq } from 'yaml';
 import { flattenMerges } from '../config/merge.js';
 import { aliasExpansion } from '../config/yaml-loader.js';
-import { err, ok, type Result } from '../result.js';
+import { err, ok, type Result } from '../kernel/result.js';
 import { releaseAnchors } from './anchors.js';
 
 /**

@@ -1,5 +1,5 @@
 import { isMap, isScalar, isSeq, LineCounter, type Document, type YAMLMap, type YAMLSeq } from 'yaml';
-import { err, ok, type Result } from '../result.js';
+import { err, ok, type Result } from '../kernel/result.js';
 import { entryHash, fieldsOf, readInteractive } from '../config/identity.js';
 import { fieldPair } from '../config/merge.js';
 import { derefIn, type Deref } from './anchors.js';

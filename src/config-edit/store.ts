@@ -2,7 +2,7 @@ import { dirname, join } from 'node:path';
 import { parseConfigText } from '../config/load.js';
 import { SIZE_LIMIT } from '../config/yaml-loader.js';
 import type { ConfigProblem } from '../config/types.js';
-import { err, ok, type Result } from '../result.js';
+import { err, ok, type Result } from '../kernel/result.js';
 import type { DirectionMode } from '../tunnel/spec.js';
 import { applyEdit } from './edit.js';
 import { blockingErrors, type FieldErrors } from './field-errors.js';
@@ -10,7 +10,7 @@ import { readFileState, saveBackup, writeAtomic, type FileState } from './file-i
 import { readEntries, type EntryView } from './read-entries.js';
 import type { Edit } from './tunnel-input.js';
 import { parseEditable, printEditable } from './yaml-doc.js';
-import { unreachable } from '../unreachable.js';
+import { unreachable } from '../kernel/unreachable.js';
 
 /** The config file as the page sees it. */
 export interface ConfigView {

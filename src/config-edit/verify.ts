@@ -1,4 +1,4 @@
-import { err, ok, type Result } from '../result.js';
+import { err, ok, type Result } from '../kernel/result.js';
 import type { EntryView } from './read-entries.js';
 import { fieldMeaning as meaning, FORM_FIELDS, type TunnelInput } from './tunnel-input.js';
 

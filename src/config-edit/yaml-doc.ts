@@ -1,6 +1,6 @@
 import { isScalar, visit, type Document, type ScalarTag, type ToStringOptions } from 'yaml';
 import { loadYaml, refusalText } from '../config/yaml-loader.js';
-import { err, ok, type Result } from '../result.js';
+import { err, ok, type Result } from '../kernel/result.js';
 
 /**
  * A non-string plain scalar as it was written (`05432`, `1e3`, `0o17`). The yaml

@@ -1,5 +1,5 @@
 import { isAlias, isMap, isScalar, isSeq, stringify } from 'yaml';
-import { err, ok, type Result } from '../result.js';
+import { err, ok, type Result } from '../kernel/result.js';
 import { IDENTITY_FIELDS } from './identity.js';
 import { hashChanges, type HashChange } from './reference-compare.js';
 import { readLikeReference, type ReferenceEntry } from './reference-reader.js';

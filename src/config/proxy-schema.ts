@@ -10,7 +10,7 @@
  * variable.
  */
 import { z } from 'zod';
-import type { Result } from '../result.js';
+import type { Result } from '../kernel/result.js';
 import { forwardHeadersSchema } from './forward-headers.js';
 import { clientsSchema } from './proxy-clients.js';
 

@@ -1,4 +1,4 @@
-import { err, ok, type Result } from '../result.js';
+import { err, ok, type Result } from '../kernel/result.js';
 
 export const REMOTE_HOST_EXPECTED =
   'an ssh destination: a Host alias, host name or address, optionally as user@host (an IPv6 address without brackets, as ssh takes it: ::1, user@::1), without white space, not starting with "-"';

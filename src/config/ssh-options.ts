@@ -1,4 +1,4 @@
-import { err, ok, type Result } from '../result.js';
+import { err, ok, type Result } from '../kernel/result.js';
 
 type Check = (v: string) => boolean;
 const yesNo: Check = (v) => v === 'yes' || v === 'no';

@@ -1,6 +1,6 @@
 import { Composer, isAlias, isMap, isPair, isScalar, isSeq, Lexer, LineCounter, Parser, visit, YAMLParseError, type Document, type SchemaOptions, type YAMLError } from 'yaml';
-import { err, ok, type Result } from '../result.js';
-import { unreachable } from '../unreachable.js';
+import { err, ok, type Result } from '../kernel/result.js';
+import { unreachable } from '../kernel/unreachable.js';
 import { TokenMeter, type Breach } from './yaml-meter.js';
 
 /**

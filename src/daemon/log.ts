@@ -3,7 +3,7 @@
  * and jq all read them. The caller never passes a secret (tokens and upstream keys
  * stay out of every entry by construction).
  */
-import { OWN_JSON } from '../log-entry.js';
+import { OWN_JSON } from '../kernel/log-entry.js';
 
 export type Log = (entry: Record<string, unknown>) => void;
 

@@ -1,4 +1,4 @@
-import { unreachable } from '../unreachable.js';
+import { unreachable } from '../kernel/unreachable.js';
 
 /**
  * One reload at a time, and a request that arrives while one runs folded into a

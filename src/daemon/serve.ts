@@ -8,12 +8,12 @@ import { watchConfig } from '../config/watch.js';
 import { ConfigStore, defaultBackupDir } from '../config-edit/store.js';
 import { createProxyApp, createProxyMetrics, v1RefusalJson } from '../proxy/index.js';
 import { createSupervisor } from '../supervisor/index.js';
-import { proxyHasKeys } from '../listener/credentials.js';
-import { createConfigInForce, type ConfigInForce } from './config-in-force.js';
+import { proxyHasKeys } from '../edge/credentials.js';
+import { createConfigInForce, type ConfigInForce } from './config-reload.js';
 import { localEndOf, tunnelListeningOn } from './local-tunnel.js';
-import { ownListeners } from '../own-listeners.js';
+import { ownListeners } from '../settings/own-listeners.js';
 import type { Log } from './log.js';
-import type { DaemonSettings } from '../settings.js';
+import type { DaemonSettings } from '../settings/settings.js';
 
 export interface RunningDaemon {
   engine: ConfigInForce;

@@ -7,7 +7,7 @@ import type { OwnListener } from '../tunnel/exposure.js';
 import { createDaemonApp, type DaemonRoutesDeps } from './routes-daemon.js';
 import { createEventsApp, type EventsRoutesDeps } from './routes-events.js';
 import { apiError } from './http-errors.js';
-import { PANEL_REQUEST_HEADER, panelHostAllowed, panelOriginAllowed } from '../request-guard.js';
+import { PANEL_REQUEST_HEADER, panelHostAllowed, panelOriginAllowed } from '../edge/host-origin-rules.js';
 
 export interface PanelDeps extends AuthDeps, ConfigRoutesDeps, DaemonRoutesDeps, EventsRoutesDeps {
   assets: Assets;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { digestSecret, secretMatches } from '../tokens.js';
+import { digestSecret, secretMatches } from '../edge/tokens.js';
 
 /** The cookie that carries a panel session id (HttpOnly, SameSite=Strict). */
 export const SESSION_COOKIE = 'tm_panel_session';

@@ -1,6 +1,6 @@
 import { Agent, fetch as undiciFetch } from 'undici';
-import { err, ok, type Result } from '../result.js';
-import { trustedConnection } from '../listener/trusted-connect.js';
+import { err, ok, type Result } from '../kernel/result.js';
+import { trustedConnection } from '../edge/trusted-connect.js';
 import { httpFailure, networkFailure, type DaemonFailure } from './daemon-failure.js';
 
 export type { DaemonFailure } from './daemon-failure.js';

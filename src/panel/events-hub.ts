@@ -4,7 +4,7 @@ import type { StatusRecord } from '../tunnel/status.js';
 import type { DaemonClient } from './daemon-client.js';
 import { connecting, connectionLost, type DaemonFailure } from './daemon-failure.js';
 import { createSseReader, type SseEvent } from '../api/sse-reader.js';
-import { unreachable } from '../unreachable.js';
+import { unreachable } from '../kernel/unreachable.js';
 
 /** The daemon's config state as its /health/details reports it (the problems in `error`, with line and column). */
 export interface DaemonConfigHealth {

@@ -5,7 +5,7 @@ import type { DaemonFailureCode } from './daemon-failure.js';
 /**
  * Every error code the panel itself answers with. The page shows each as a sentence
  * from its language's catalogue (`error.<code>`), so a code is added here and in every
- * catalogue at once (tests/unit/panel-catalogues.test.ts checks both).
+ * catalogue at once (tests/unit/panel/catalogues.test.ts checks both).
  */
 export const PANEL_ERROR_CODES = [
   'invalid',

@@ -1,11 +1,11 @@
 import { createServer } from 'node:http';
 import { homedir } from 'node:os';
 import { getRequestListener } from '@hono/node-server';
-import { guardAccounts, guardAccountsUpgrade } from '../listener/account-gate.js';
-import { localGate, panelPasswordCredential } from '../listener/credentials.js';
-import { NO_OTHER_ACCOUNT } from '../listener/account-names.js';
-import { listenFailure, showAddress } from '../listen-failure.js';
-import { panelListenProblem, type PanelSettings } from '../settings.js';
+import { guardAccounts, guardAccountsUpgrade } from '../edge/account-gate.js';
+import { localGate, panelPasswordCredential } from '../edge/credentials.js';
+import { NO_OTHER_ACCOUNT } from '../edge/account-names.js';
+import { listenFailure, showAddress } from '../edge/listen-failure.js';
+import { panelListenProblem, type PanelSettings } from '../settings/settings.js';
 import { createPanelApp, ownListenersOf } from './app.js';
 import { loadAssets } from './assets.js';
 import { Sessions } from './auth.js';
@@ -15,7 +15,7 @@ import { EventsHub } from './events-hub.js';
 import { readSshHosts } from './ssh-hosts.js';
 import { createTerminalBridge } from './terminal-bridge.js';
 
-/** The panel's settings (read by src/settings.ts, the one settings reader), plus what tests may change. */
+/** The panel's settings (read by src/settings/settings.ts, the one settings reader), plus what tests may change. */
 export interface PanelOptions extends Omit<PanelSettings, 'warnings' | 'allowedAccounts'> {
   /** TUNNEL_API_ALLOWED_USERS; none unless given. */
   allowedAccounts?: PanelSettings['allowedAccounts'];

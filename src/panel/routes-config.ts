@@ -6,7 +6,7 @@ import type { ConfigStore, ConfigView, SaveFailure } from '../config-edit/store.
 import { describeTunnel, directionChoices, tunnelWords } from './describe.js';
 import { codeProblem } from './problem-codes.js';
 import { apiError } from './http-errors.js';
-import { unreachable } from '../unreachable.js';
+import { unreachable } from '../kernel/unreachable.js';
 import { exposureOfWritten, exposureText, type OwnListener } from '../tunnel/exposure.js';
 
 export interface ConfigRoutesDeps {

@@ -1,8 +1,8 @@
 import { Hono, type Context } from 'hono';
-import type { Result } from '../result.js';
+import type { Result } from '../kernel/result.js';
 import type { DaemonClient, DaemonFailure } from './daemon-client.js';
 import { apiError, daemonErrorAnswer } from './http-errors.js';
-import { unreachable } from '../unreachable.js';
+import { unreachable } from '../kernel/unreachable.js';
 
 export interface DaemonRoutesDeps {
   daemon: DaemonClient;

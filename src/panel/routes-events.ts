@@ -5,7 +5,7 @@ import type { StatusRecord } from '../tunnel/status.js';
 import type { DirectionMode } from '../tunnel/spec.js';
 import { describeTunnel, tunnelWords } from './describe.js';
 import type { EventsHub, HubMessage } from './events-hub.js';
-import { unreachable } from '../unreachable.js';
+import { unreachable } from '../kernel/unreachable.js';
 
 export interface EventsRoutesDeps {
   hub: EventsHub;

@@ -7,9 +7,9 @@ import type { Duplex } from 'node:stream';
 import { parse as parseCookies } from 'hono/utils/cookie';
 import WebSocket, { WebSocketServer, type RawData } from 'ws';
 import { SESSION_COOKIE, type Sessions } from './auth.js';
-import { panelHostAllowed, panelOriginAllowed } from '../request-guard.js';
+import { panelHostAllowed, panelOriginAllowed } from '../edge/host-origin-rules.js';
 import type { PanelErrorCode } from './http-errors.js';
-import { trustedConnection } from '../listener/trusted-connect.js';
+import { trustedConnection } from '../edge/trusted-connect.js';
 import { httpFailure, networkFailure, type DaemonFailure } from './daemon-failure.js';
 
 const PATH = /^\/api\/terminal\/([0-9a-f]{4,32})$/;

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RequestListener } from '../http-listener.js';
+import type { RequestListener } from '../edge/http-listener.js';
 import type { ProxyDeps } from './deps.js';
 import { createHandlers } from './endpoints/handlers.js';
 import { ROUTES } from './routes.js';

@@ -1,7 +1,7 @@
 import http, { type IncomingMessage } from 'node:http';
 import { Duplex, Readable } from 'node:stream';
 import type { ReadableStream as NodeWebStream } from 'node:stream/web';
-import type { RequestListener } from '../http-listener.js';
+import type { RequestListener } from '../edge/http-listener.js';
 
 /**
  * Answers a WHATWG `Request` with a node:http handler, over a connection that lives in

@@ -1,10 +1,10 @@
 import type { IncomingMessage } from 'node:http';
-import type { Refusal } from '../listener-guard.js';
+import type { Refusal } from '../edge/browser-guard.js';
 import { errorJson } from './errors.js';
 import { errorFamilyOf } from './routes.js';
 
 /**
- * The browser guard's refusal of a `/v1` request (listener-guard.ts), in the shape the
+ * The browser guard's refusal of a `/v1` request (edge/browser-guard.ts), in the shape the
  * path's clients read, as every other answer of the group is: Anthropic's SDK reads
  * only its own.
  */

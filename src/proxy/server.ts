@@ -1,11 +1,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { listenFailure, showAddress } from '../listen-failure.js';
-import { answerParserErrors, closeEveryConnection, LISTENER_OPTIONS, requireHost } from '../http-listener.js';
-import { guardRequests } from '../listener-guard.js';
-import { guardAccounts } from '../listener/account-gate.js';
-import { NO_OTHER_ACCOUNT, type AllowedAccounts } from '../listener/account-names.js';
-import { localGate, proxyHasKeys, proxyKeysCredential } from '../listener/credentials.js';
+import { listenFailure, showAddress } from '../edge/listen-failure.js';
+import { answerParserErrors, closeEveryConnection, LISTENER_OPTIONS, requireHost } from '../edge/http-listener.js';
+import { guardRequests } from '../edge/browser-guard.js';
+import { guardAccounts } from '../edge/account-gate.js';
+import { NO_OTHER_ACCOUNT, type AllowedAccounts } from '../edge/account-names.js';
+import { localGate, proxyHasKeys, proxyKeysCredential } from '../edge/credentials.js';
 import { v1RefusalJson } from './listener-refusal.js';
 import { bearerMatches, clientAuthorization } from './clients/api-keys.js';
 import { callerOf } from './clients/gate.js';

@@ -4,7 +4,7 @@
 // `user@[v6]:port` or `ssh://user@host:port`. Only names made of plain host name
 // characters go into the daemon's ssh config (daemon-config.ts); any other is refused
 // with the reason, and that hop keeps the files every host gets. Pure.
-import { err, ok, type Result } from '../result.js';
+import { err, ok, type Result } from '../kernel/result.js';
 
 /** What a hop left without a block of its own reads: the files every host gets. */
 export const HOP_FALLBACK = "the daemon's known_hosts, ~/.ssh/known_hosts and ~/.ssh/known_hosts2 only";

@@ -2,7 +2,7 @@
 // the tunnel's own ssh_options (which can change Port, HostName, User, ProxyJump),
 // and which files that answer came from (to watch them).
 import { execa } from 'execa';
-import { err, ok, type Result } from '../result.js';
+import { err, ok, type Result } from '../kernel/result.js';
 import { configSources, hostInfo, parseSshG, sshErrorLine, type HostInfo, type SshSettings } from './settings.js';
 
 export interface SshGRequest {

@@ -8,7 +8,7 @@
 // at once (within the base delay), and a tunnel that reaches RUNNING starts its next
 // login-failure series from the bottom.
 
-import { unreachable } from '../unreachable.js';
+import { unreachable } from '../kernel/unreachable.js';
 
 export interface BackoffPolicy {
   /** Delay after the first failure; later ones double. */

@@ -3,14 +3,14 @@
 import type { StatusRecord } from '../tunnel/status.js';
 import { DEFAULT_BACKOFF } from './backoff.js';
 import type { Clock } from './clock.js';
-import { ConnectionPool } from './connection-pool.js';
-import { execaControl } from './control-command.js';
-import { tcpProbe } from './probe.js';
-import { ProcessSweep, readProcessState } from './process-sweep.js';
-import type { SpawnPty } from './pty-process.js';
-import type { RunnerDeps } from './runner-deps.js';
+import { ConnectionPool } from './connection/connection-pool.js';
+import { execaControl } from './connection/control-command.js';
+import { tcpProbe } from './health/probe.js';
+import { ProcessSweep, readProcessState } from './process/process-sweep.js';
+import type { SpawnPty } from './process/pty-process.js';
+import type { RunnerDeps } from './tunnel/tunnel-runner-deps.js';
 import { SpawnSpacer } from './spacing.js';
-import { execaSpawn } from './ssh-process.js';
+import { execaSpawn } from './process/ssh-process.js';
 
 export const DEFAULTS = {
   // SIGTERM → SIGKILL.

@@ -2,15 +2,15 @@
 // known_hosts), takes its lock, ends the ssh children a crashed predecessor left behind,
 // writes the daemon's own ssh config, and reads the desired states. The running
 // supervisor is supervisor.ts.
-import { ChildRegistry, endLeftovers, programPath } from './children.js';
-import { checkStateDirOwner, StateDirError } from '../state-dir-owner.js';
-import { lockStateDir } from './state-lock.js';
+import { ChildRegistry, endLeftovers, programPath } from './process/children.js';
+import { checkStateDirOwner, StateDirError } from '../settings/state-dir-owner.js';
+import { lockStateDir } from './state/state-lock.js';
 import { systemClock } from './clock.js';
-import { DesiredStore } from './desired.js';
-import { writeDaemonSshConfig } from './ssh-config-file.js';
-import { prepareStateDir, statePaths } from './state-files.js';
+import { DesiredStore } from './state/desired.js';
+import { writeDaemonSshConfig } from './plan/ssh-config-file.js';
+import { prepareStateDir, statePaths } from './state/state-files.js';
 import { DEFAULTS } from './supervisor-deps.js';
-import { prepareControlDir } from './control-path.js';
+import { prepareControlDir } from './connection/control-path.js';
 import { Supervisor, type SupervisorOptions } from './supervisor.js';
 import type { SupervisorApi } from './types.js';
 

@@ -3,20 +3,20 @@
 // time, so a reload never interleaves with a stop.
 import type { DirectionMode, TunnelSpec } from '../tunnel/spec.js';
 import type { DesiredState, StatusRecord } from '../tunnel/status.js';
-import type { ChildRegistry } from './children.js';
-import type { StateLock } from './state-lock.js';
+import type { ChildRegistry } from './process/children.js';
+import type { StateLock } from './state/state-lock.js';
 import type { Clock } from './clock.js';
-import type { DesiredStore } from './desired.js';
+import type { DesiredStore } from './state/desired.js';
 import { diffTunnels } from '../config/diff.js';
-import type { PlanContext } from './plan.js';
-import { Runner, type RunnerDeps } from './runner.js';
-import { PlanRefresh } from './plan-refresh.js';
-import { removalOrder } from './apply-order.js';
-import type { DaemonSshConfigFile } from './ssh-config-file.js';
-import { ptySpawn, type SpawnPty } from './pty-process.js';
-import type { ConnectionPool } from './connection-pool.js';
+import type { PlanContext } from './plan/plan.js';
+import { Runner, type RunnerDeps } from './tunnel/tunnel-runner.js';
+import { PlanRefresh } from './plan/plan-refresh.js';
+import { removalOrder } from './plan/apply-order.js';
+import type { DaemonSshConfigFile } from './plan/ssh-config-file.js';
+import { ptySpawn, type SpawnPty } from './process/pty-process.js';
+import type { ConnectionPool } from './connection/connection-pool.js';
 import { runnerDeps } from './supervisor-deps.js';
-import { err, type Result } from '../result.js';
+import { err, type Result } from '../kernel/result.js';
 import type { ApplyReport, Attachment, AttachRefusal, SupervisorApi, SupervisorEvent, TerminalSink } from './types.js';
 
 export interface SupervisorOptions {

@@ -1,5 +1,5 @@
 import type { TunnelSpec } from '../tunnel/spec.js';
-import type { Result } from '../result.js';
+import type { Result } from '../kernel/result.js';
 import type { StatusRecord } from '../tunnel/status.js';
 
 /** What applying a new tunnel list changed, by hash. */

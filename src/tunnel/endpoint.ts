@@ -1,4 +1,4 @@
-import { err, ok, type Result } from '../result.js';
+import { err, ok, type Result } from '../kernel/result.js';
 
 /**
  * One side of a forward as written in the config: a bare port, or `host:port` where

@@ -3,7 +3,7 @@
 // the API's answers and the panel all warn by. The config's endpoints are TCP only
 // (`host:port`), so a unix socket (the daemon's own among them) can never be forwarded
 // by a tunnel and is not a case here.
-import { ok } from '../result.js';
+import { ok } from '../kernel/result.js';
 import { parseEndpoint, sshAddress, type Endpoint } from './endpoint.js';
 import { forwardFlag, LOOPBACK_BIND, type ForwardFlag } from './ssh-args.js';
 import { DIRECTIONS, NO_REMOTE_PORT, type Direction, type DirectionMode, type TunnelSpec } from './spec.js';

@@ -2,7 +2,7 @@
 // forward is established; health says what the evidence since then shows. Pure: fed
 // with ssh's output lines, the process state from /proc and health_check results.
 
-import { unreachable } from '../unreachable.js';
+import { unreachable } from '../kernel/unreachable.js';
 
 export type HealthState = 'ok' | 'degraded' | 'unknown';
 

@@ -1,4 +1,4 @@
-import { err, ok, type Result } from '../result.js';
+import { err, ok, type Result } from '../kernel/result.js';
 
 export type LookupFailure =
   | { reason: 'invalid'; message: string }

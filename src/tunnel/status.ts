@@ -3,7 +3,7 @@ import type { Direction } from './spec.js';
 /**
  * SPEC §5 states. RUNNING means ssh reported the forward established, not merely
  * that a process exists. AUTH_REQUIRED: an interactive tunnel waits for a person to
- * log in (SPEC §13). Where each one comes from: src/supervisor/lifecycle.ts.
+ * log in (SPEC §13). Where each one comes from: src/supervisor/tunnel/tunnel-lifecycle.ts.
  */
 export type TunnelState = 'STOPPED' | 'STARTING' | 'RUNNING' | 'RETRYING' | 'FAILED' | 'AUTH_REQUIRED';
 export const TUNNEL_STATES: readonly TunnelState[] = ['STOPPED', 'STARTING', 'RUNNING', 'RETRYING', 'FAILED', 'AUTH_REQUIRED'];

@@ -10,7 +10,7 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { loadConfigFile } from '../../src/config/load.js';
-import { daemonUrl } from '../../src/settings.js';
+import { daemonUrl } from '../../src/settings/settings.js';
 import { REPO } from '../e2e/daemon-harness.js';
 
 const K8S = join(REPO, 'deploy/kubernetes');

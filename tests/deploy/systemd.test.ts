@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultSocketPath, defaultStateDir } from '../../src/api/paths.js';
+import { defaultSocketPath, defaultStateDir } from '../../src/settings/default-paths.js';
 import { MAIN, REPO, port } from '../e2e/daemon-harness.js';
 
 const SYSTEM = join(REPO, 'deploy/systemd/tunnel-manager.service');

@@ -4,7 +4,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ptySpawn, type PtyChild } from '../../src/supervisor/pty-process.js';
+import { ptySpawn, type PtyChild } from '../../src/supervisor/process/pty-process.js';
 import { sshArgs } from '../../src/tunnel/ssh-args.js';
 import { startOtpSshd, type OtpSshd } from '../e2e/otp-sshd.js';
 import { alive, echoServer, port, roundTrip, spec, tempDir, waitFor } from './supervisor-fixture.js';

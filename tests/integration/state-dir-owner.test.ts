@@ -8,8 +8,8 @@ import { chmodSync, chownSync, mkdirSync, readFileSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSupervisor } from '../../src/supervisor/index.js';
-import { checkStateDirOwner } from '../../src/state-dir-owner.js';
-import { lockStateDir } from '../../src/supervisor/state-lock.js';
+import { checkStateDirOwner } from '../../src/settings/state-dir-owner.js';
+import { lockStateDir } from '../../src/supervisor/state/state-lock.js';
 import { tempDir } from './supervisor-fixture.js';
 
 const NOBODY = 65534;

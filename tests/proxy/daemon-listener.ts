@@ -10,7 +10,7 @@ import { createDaemonApp } from '../../src/api/app.js';
 import { createMetrics } from '../../src/api/metrics.js';
 import { startListeners } from '../../src/api/server.js';
 import { createProxyApp, createProxyMetrics, type ProxyDeps } from '../../src/proxy/index.js';
-import { FakeEngine } from '../unit/api-fake-engine.js';
+import { FakeEngine } from '../unit/api/fake-engine.js';
 
 export async function startDaemonListener(deps: ProxyDeps): Promise<{ port: number; close(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'tm-v1-'));

@@ -1,4 +1,4 @@
-import { bearerToken, digestSecret, secretMatches, type SecretDigest } from '../../tokens.js';
+import { bearerToken, digestSecret, secretMatches, type SecretDigest } from '../../edge/tokens.js';
 
 /** A client key kept as its digest, so every comparison takes the same time whatever the lengths. */
 export type KeyDigest = SecretDigest;

@@ -7,7 +7,7 @@
  * three together for every route.
  */
 import type { ServerResponse } from 'node:http';
-import { bearerToken, secretMatches, type SecretDigest } from '../../tokens.js';
+import { bearerToken, secretMatches, type SecretDigest } from '../../edge/tokens.js';
 import type { ErrorFamily, ProxyError } from '../errors.js';
 import { errorFamilyOf } from '../routes.js';
 import type { Observation } from '../observe/request-record.js';

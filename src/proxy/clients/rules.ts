@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { ClientConfig } from '../../config/proxy-clients.js';
 import { expandEnv } from '../../config/proxy-schema.js';
-import { digestSecret, type SecretDigest } from '../../tokens.js';
+import { digestSecret, type SecretDigest } from '../../edge/tokens.js';
 
 /** One client of `proxy.clients`, as the proxy checks it. */
 export interface ClientRule {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ProxyConfig } from '../../config/proxy-schema.js';
-import { err, ok, type Result } from '../../result.js';
+import { err, ok, type Result } from '../../kernel/result.js';
 import { clientAuthorization } from '../clients/api-keys.js';
 import { callerOf, modelRefusal, takePlace } from '../clients/gate.js';
 import type { ClientLimiter } from '../clients/limiter.js';

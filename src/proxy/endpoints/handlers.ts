@@ -1,4 +1,4 @@
-import type { RequestListener } from '../../http-listener.js';
+import type { RequestListener } from '../../edge/http-listener.js';
 import { ClientLimiter } from '../clients/limiter.js';
 import type { ProxyDeps } from '../deps.js';
 import type { Provider } from '../relay/provider.js';

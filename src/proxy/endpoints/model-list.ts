@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RequestListener } from '../../http-listener.js';
+import type { RequestListener } from '../../edge/http-listener.js';
 import { modelNotFound, type Admission } from './admission.js';
 import { errorFamilyOf, type Method } from '../routes.js';
 import type { TunnelLookup } from '../deps.js';
-import { err, type Result } from '../../result.js';
+import { err, type Result } from '../../kernel/result.js';
 import { badPercentEncoding, invalidRequest, sendError, type ErrorFamily, type ProxyError } from '../errors.js';
 import { markOwnAnswer } from '../observe/own-answer.js';
 import type { ModelCatalog, ModelEntry } from '../route/model-catalog.js';

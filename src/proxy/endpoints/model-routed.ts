@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { RequestListener } from '../../http-listener.js';
+import type { RequestListener } from '../../edge/http-listener.js';
 import type { Admission, Admitted, Entered } from './admission.js';
 import { readBody, refuseTooLarge } from '../request/read-body.js';
 import { DEFAULT_MAX_BODY_BYTES, type ProxyDeps } from '../deps.js';

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { RequestListener } from '../../http-listener.js';
+import type { RequestListener } from '../../edge/http-listener.js';
 import type { Admission, Entered } from './admission.js';
 import { routesAt, type Method } from '../routes.js';
 import { readBody } from '../request/read-body.js';

@@ -1,4 +1,4 @@
-import type { RequestListener } from '../../http-listener.js';
+import type { RequestListener } from '../../edge/http-listener.js';
 import type { Admission } from './admission.js';
 import { sendError, type ProxyError } from '../errors.js';
 import { ENDPOINTS, errorFamilyOf } from '../routes.js';

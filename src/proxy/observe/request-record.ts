@@ -3,7 +3,7 @@ import { ownAnswerAt } from './own-answer.js';
 import type { ProxyMetrics } from './metrics.js';
 import { startTiming, type Timing } from './server-timing.js';
 import { createUsageReader, estimated, promptTokens, recounted, type Usage, type UsageReader } from './usage.js';
-import { OWN_JSON, type OwnJson } from '../../log-entry.js';
+import { OWN_JSON, type OwnJson } from '../../kernel/log-entry.js';
 
 const MAX_LOGGED_MODEL = 256;
 const [SPACE, TAB, CR, LF, BRACE, BRACKET] = [32, 9, 13, 10, 123, 91];

@@ -1,5 +1,5 @@
 import type { ProviderFormat } from '../../config/proxy-schema.js';
-import type { Result } from '../../result.js';
+import type { Result } from '../../kernel/result.js';
 import type { Origin } from './upstream.js';
 import type { Credential } from './upstream-headers.js';
 

@@ -2,7 +2,7 @@
  * The stages of one relayed request, as a pure state machine: `next(stage, event)`
  * gives the next stage and the one effect the relay (relay.ts, and translate/relay.ts
  * for a translated request) performs. No I/O, no clock: every transition is tested as
- * a table (tests/proxy/relay-stages.test.ts).
+ * a table (tests/proxy/relay/relay-stages.test.ts).
  *
  *                 head: pass on                      body end
  *   waiting ─────────────────────▶ streaming ─────────────────────▶ done (complete)
@@ -17,7 +17,7 @@
  *     └── client closed (from any stage but done) ▶ done (cancelled)
  */
 
-import { unreachable } from '../../unreachable.js';
+import { unreachable } from '../../kernel/unreachable.js';
 
 /** Where a relay is. */
 export type RelayStage =

@@ -1,4 +1,4 @@
-import { unreachable } from '../../unreachable.js';
+import { unreachable } from '../../kernel/unreachable.js';
 import { bodyEncoding } from '../request/body-encoding.js';
 import { ownRateHeadersKept } from '../clients/gate.js';
 import { sendError, sseErrorEvent, timeoutError, type ProxyError } from '../errors.js';

@@ -1,5 +1,5 @@
 import zlib from 'node:zlib';
-import { err, ok, type Result } from '../../result.js';
+import { err, ok, type Result } from '../../kernel/result.js';
 import { tooLarge, type ProxyError } from '../errors.js';
 
 /**

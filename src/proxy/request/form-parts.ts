@@ -1,4 +1,4 @@
-import { err, ok, type Result } from '../../result.js';
+import { err, ok, type Result } from '../../kernel/result.js';
 
 /**
  * The framing and part headers of a multipart/form-data body, read by the proxy itself

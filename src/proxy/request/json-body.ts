@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { err, type Result } from '../../result.js';
+import { err, type Result } from '../../kernel/result.js';
 import { invalidRequest, type ProxyError } from '../errors.js';
 import type { Endpoint } from '../routes.js';
 

@@ -1,5 +1,5 @@
 import busboy from 'busboy';
-import { err, ok, type Result } from '../../result.js';
+import { err, ok, type Result } from '../../kernel/result.js';
 import { invalidRequest, type ProxyError } from '../errors.js';
 import { parameters, splitParts, type RawPart } from './form-parts.js';
 

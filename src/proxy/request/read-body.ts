@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { discardRest } from '../../http-listener.js';
+import { discardRest } from '../../edge/http-listener.js';
 import { sendError, tooLarge, type ErrorFamily } from '../errors.js';
 
 /** Why a request body could not be read. */

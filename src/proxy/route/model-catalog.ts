@@ -1,4 +1,4 @@
-import type { Result } from '../../result.js';
+import type { Result } from '../../kernel/result.js';
 import { createBodyDecoder, type DecodedSink } from '../relay/body-decoder.js';
 import { bodyEncoding } from '../request/body-encoding.js';
 import type { TunnelLookup } from '../deps.js';

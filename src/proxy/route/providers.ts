@@ -1,7 +1,7 @@
 import { keyOf, type KeyProblem, type Provider } from '../relay/provider.js';
 import { forwardedNames } from '../relay/upstream-headers.js';
 import { expandEnv, type ProviderFormat, type ProxyConfig } from '../../config/proxy-schema.js';
-import type { Result } from '../../result.js';
+import type { Result } from '../../kernel/result.js';
 import type { ProxyError } from '../errors.js';
 import { digestKey, type KeyDigest } from '../clients/api-keys.js';
 import { compileClients, type ClientRules } from '../clients/rules.js';

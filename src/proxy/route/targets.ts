@@ -1,5 +1,5 @@
 import type { ProviderFormat } from '../../config/proxy-schema.js';
-import { err, type Result } from '../../result.js';
+import { err, type Result } from '../../kernel/result.js';
 import { splitModel } from './model-field.js';
 import type { TunnelLookup } from '../deps.js';
 import { invalidRequest, type ProxyError } from '../errors.js';

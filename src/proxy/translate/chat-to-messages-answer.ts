@@ -2,7 +2,7 @@
  * A chat-completion answer as a Messages answer, whole (`chatToMessagesAnswer`) and
  * the parts the stream translation shares: stop reasons and usage. Pure.
  */
-import { err, ok, type Result } from '../../result.js';
+import { err, ok, type Result } from '../../kernel/result.js';
 import type { ProxyError } from '../errors.js';
 import { isObject, type Json } from './shape.js';
 

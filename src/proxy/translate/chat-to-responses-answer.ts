@@ -2,7 +2,7 @@
  * A chat-completion answer as a Responses API `response` object, whole, and the
  * pieces the stream translation builds its events from. Pure.
  */
-import { err, ok, type Result } from '../../result.js';
+import { err, ok, type Result } from '../../kernel/result.js';
 import type { ProxyError } from '../errors.js';
 import { isObject, type Json } from './shape.js';
 

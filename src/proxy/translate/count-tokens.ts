@@ -3,7 +3,7 @@
  * messages, counted by the provider's `/tokenize` (vLLM's and llama.cpp's servers have
  * one, at the server's root, beside `/v1`). A provider without it is a 501 that says so.
  */
-import { err, ok, type Result } from '../../result.js';
+import { err, ok, type Result } from '../../kernel/result.js';
 import type { ProxyError } from '../errors.js';
 import { messagesToChatRequest } from './messages-to-chat-request.js';
 import type { Json, TranslatedRequest } from './shape.js';

@@ -4,7 +4,7 @@
  * the other out, or the 400 naming the first field that has no counterpart.
  * The table of what maps to what is in docs/proxy.md ("Format translation").
  */
-import { ok, type Result } from '../../result.js';
+import { ok, type Result } from '../../kernel/result.js';
 import type { ProxyError } from '../errors.js';
 import { carry, Dropped, isObject, malformed, refused, type Json, type TranslatedRequest } from './shape.js';
 

@@ -3,7 +3,7 @@
  * provider marked `responses: chat` (most self-hosted servers have chat completions
  * only). Pure. The table of what maps to what is in docs/proxy.md.
  */
-import { ok, type Result } from '../../result.js';
+import { ok, type Result } from '../../kernel/result.js';
 import type { ProxyError } from '../errors.js';
 import { carry, Dropped, isObject, malformed, refused, type Json, type TranslatedRequest } from './shape.js';
 

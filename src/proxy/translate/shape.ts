@@ -1,4 +1,4 @@
-import { err, type Result } from '../../result.js';
+import { err, type Result } from '../../kernel/result.js';
 import { invalidRequest, type ProxyError } from '../errors.js';
 import { describe } from '../request/json-body.js';
 

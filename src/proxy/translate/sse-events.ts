@@ -4,7 +4,7 @@
  * fields other than `event` and `data` are left out (`id`, `retry`: the proxy's
  * streams are not resumed).
  */
-import { err, ok, type Result } from '../../result.js';
+import { err, ok, type Result } from '../../kernel/result.js';
 import type { ProxyError } from '../errors.js';
 import { isObject, type Json } from './shape.js';
 

@@ -1,5 +1,5 @@
 import type { ProxyError } from '../errors.js';
-import type { Result } from '../../result.js';
+import type { Result } from '../../kernel/result.js';
 import type { Json } from './shape.js';
 import type { SseEvent } from './sse-events.js';
 

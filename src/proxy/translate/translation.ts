@@ -4,7 +4,7 @@
  * refused as before (400 unsupported_format).
  */
 import type { ProviderFormat } from '../../config/proxy-schema.js';
-import type { Result } from '../../result.js';
+import type { Result } from '../../kernel/result.js';
 import type { Endpoint } from '../routes.js';
 import type { ProxyError } from '../errors.js';
 import { chatToResponsesAnswer, type ResponsesContext } from './chat-to-responses-answer.js';

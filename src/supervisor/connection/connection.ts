@@ -1,0 +1,278 @@
+// One shared connection's runner (SPEC §14): the shell around its pure lifecycle
+// (connection-lifecycle.ts). It starts and ends the ControlMaster, hands each tunnel's
+// forward to its queue (forward-queue.ts: `ssh -O forward`/`cancel`), and routes the
+// master's lines to the forwards they are about (channel-owners.ts). An interactive
+// connection's master runs in a pseudo-terminal (connection-master.ts), shown to the
+// person attached to its login slot through whichever of its tunnels they named (SPEC §13, §14).
+import { unreachable } from '../../kernel/unreachable.js';
+import type { Failure } from '../process/ssh-exit-classify.js';
+import type { Clock } from '../clock.js';
+import { nextConnection } from './connection-lifecycle.js';
+import {
+  connectionPid,
+  connectionState,
+  forwardVerdict,
+  initialConnection,
+  type Connection,
+  type ConnectionEffect,
+  type ConnectionEvent,
+  type ConnectionRules,
+  type ConnectionState,
+} from './connection-phase.js';
+import type { ControlForward, RunControl } from './control-command.js';
+import { ForwardQueue } from './forward-queue.js';
+import type { Probe } from '../health/probe.js';
+import { LineRing } from '../process/ring.js';
+import { ChannelOwners } from './channel-owners.js';
+import type { SpawnSpacer } from '../spacing.js';
+import { keepInLog } from '../process/ssh-output.js';
+import { terminate, type SpawnSsh, type SshChild } from '../process/ssh-process.js';
+import type { SpawnPty } from '../process/pty-process.js';
+import { MASTER_LINES, runMaster, type MasterHost } from './connection-master.js';
+import { LoginSlot } from '../tunnel/login-slot.js';
+import { EffectTokens } from '../tunnel/effect-tokens.js';
+
+/** How a forward on a shared connection ended. */
+export type ForwardEnd = { kind: 'cancelled' } | { kind: 'failed'; failure: Failure; code: number | null; signal: string | null };
+
+/**
+ * What a forward tells its tunnel, synchronously, so that a tunnel has left RUNNING
+ * before its connection announces that it is down.
+ */
+export interface ForwardEvents {
+  /** A line of the master's about this forward's channels, or about the connection. */
+  line(line: string): void;
+  /** The master accepted it; `pid` is the master's. */
+  added(pid: number): void;
+  /** Gone: cancelled, refused, or its connection ended. Nothing follows. */
+  ended(end: ForwardEnd): void;
+}
+
+/** A tunnel's forward on a connection. */
+export interface ForwardHandle {
+  /** Cancels it (`-O cancel` if it was added); `ended` follows once it is gone. */
+  cancel(): void;
+  /** Cancels it and ends it with this failure (a cause seen on its connections, such as forwarding refused). */
+  fail(failure: Failure): void;
+}
+
+export interface ConnectionDeps {
+  clock: Clock;
+  spawn: SpawnSsh;
+  /** Spawns an interactive connection's master in a pseudo-terminal. */
+  spawnPty: SpawnPty;
+  control: RunControl;
+  probe: Probe;
+  spacer: SpawnSpacer;
+  registry: { add(pid: number, argv: string[]): void; remove(pid: number): void };
+  rules: ConnectionRules;
+  graceMs: number;
+  /** The state letter of a process (`T`: stopped), null when unknown; read before each `-O` run. */
+  processState(pid: number): string | null;
+  log(entry: Record<string, unknown>): void;
+}
+
+/** What a connection runs: the master's argv, its socket, where to probe while its server is down. */
+export interface ConnectionPlan {
+  id: string;
+  file: string;
+  args: string[];
+  controlPath: string;
+  spacingKey: string;
+  sshEndpoint: { host: string; port: number } | null;
+  /** Logs in through a person: the master runs in a pseudo-terminal (its args carry `-E`, no BatchMode). */
+  interactive: boolean;
+}
+
+export class ConnectionRunner {
+  private conn: Connection;
+  private readonly tokens = new EffectTokens();
+  private readonly masters = new Map<number, { child: SshChild; gone: Promise<void> }>();
+  /** What each spawn of the master (connection-master.ts) sees of this runner. */
+  private readonly master: MasterHost;
+  private readonly queue: ConnectionEvent[] = [];
+  private draining = false;
+  private readonly forwards: ForwardQueue;
+  /** The current master's lines. */
+  private lines = new LineRing(MASTER_LINES);
+  /** Which forward each channel of the current master belongs to. */
+  private owners = new ChannelOwners();
+  /** Tunnels that want this connection, with what to call when it is back. */
+  private readonly members = new Map<string, () => void>();
+  private readonly watchers = new Set<() => void>();
+  private readonly openedListeners = new Set<() => void>();
+  /** The person's terminal on an interactive connection's login, whichever of its tunnels they named. */
+  readonly slot = new LoginSlot();
+
+  constructor(
+    private plan: ConnectionPlan,
+    private readonly deps: ConnectionDeps,
+  ) {
+    this.conn = initialConnection(deps.clock.now(), plan.interactive);
+    this.master = {
+      deps,
+      plan: () => this.plan,
+      slot: this.slot,
+      started: (lines) => {
+        this.lines = lines;
+        this.owners = new ChannelOwners();
+      },
+      line: (line) => this.routeLine(line),
+      dispatch: (ev) => this.dispatch(ev),
+      masters: this.masters,
+    };
+    this.forwards = new ForwardQueue({
+      master: () => {
+        const p = this.conn.phase;
+        return p.id === 'up' ? { up: true, pid: p.pid, attempt: p.attempt } : { up: false, pid: null, attempt: -1 };
+      },
+      lastFailure: () => this.conn.lastFailure,
+      masterLines: () => this.lines.toArray(),
+      unresponsive: (attempt) => this.dispatch({ type: 'unresponsive', attempt }),
+      processState: (pid) => deps.processState(pid),
+      control: (op, forwards) => deps.control(this.plan.file, this.plan.controlPath, op, forwards),
+    });
+  }
+
+  get id(): string {
+    return this.plan.id;
+  }
+
+  /** The `connection` field of a status record. */
+  record(): { id: string; pid: number | null; state: ConnectionState } {
+    return { id: this.plan.id, pid: connectionPid(this.conn.phase), state: connectionState(this.conn.phase, this.conn.interactive) };
+  }
+
+  /** True once nothing runs or waits: the pool may forget it. */
+  get idle(): boolean {
+    return this.members.size === 0 && this.conn.phase.id === 'idle' && this.forwards.forwards.size === 0;
+  }
+
+  /** Called on every change of the connection's state or pid. */
+  watch(fn: () => void): () => void {
+    this.watchers.add(fn);
+    return () => this.watchers.delete(fn);
+  }
+
+  want(hash: string, kick: () => void): void {
+    const first = this.members.size === 0;
+    this.members.set(hash, kick);
+    if (first) this.dispatch({ type: 'wanted', now: false });
+  }
+
+  unwant(hash: string): void {
+    if (!this.members.delete(hash)) return;
+    if (this.members.size === 0) this.dispatch({ type: 'unwanted' });
+  }
+
+  /**
+   * A person or a changed ssh config asks for the tunnels now: a connection backing off
+   * tries at once, with the plan as it is now (a new server address is probed from then on).
+   */
+  retryNow(plan: ConnectionPlan): void {
+    if (plan.id === this.plan.id) this.plan = plan;
+    // The tunnel that asks joins right after (Runner.followConnection); were it not to,
+    // the master would end as unwanted at the next member that leaves.
+    this.dispatch({ type: 'wanted', now: true });
+  }
+
+  /** Called each time the master is up (after the forwards waiting for it were asked for). */
+  onOpened(fn: () => void): () => void {
+    this.openedListeners.add(fn);
+    return () => this.openedListeners.delete(fn);
+  }
+
+  /** A person attached a terminal to this connection's login: a stale prompt is replaced by a fresh one. */
+  login(): void {
+    this.dispatch({ type: 'login' });
+  }
+
+  /** True while the master is up: a tunnel that asks now gets its forward without a login. */
+  get up(): boolean {
+    return this.conn.phase.id === 'up';
+  }
+
+  /** Asks for a forward: added once the master is up, ended at once with the cause while it is down. */
+  open(fwd: ControlForward, port: number, events: ForwardEvents): ForwardHandle {
+    const { forward, handle } = this.forwards.create(fwd, port, events);
+    const verdict = forwardVerdict(this.conn);
+    if (verdict.kind === 'down') {
+      const failure = verdict.failure ?? { reason: 'connection_lost', retry: true, probe: null, message: 'the shared connection is down' };
+      this.forwards.end(forward, { kind: 'failed', failure: { ...failure, probe: null }, code: null, signal: null });
+    } else if (verdict.kind === 'add') {
+      this.forwards.queueAdd(forward);
+    }
+    return handle;
+  }
+
+  /** Ends the master at once (daemon shutdown): every forward on it goes with it. */
+  async close(): Promise<void> {
+    const gone = [...this.masters.values()].map((m) => m.gone);
+    for (const kick of [...this.members.keys()]) this.unwant(kick);
+    await Promise.all(gone);
+  }
+
+  private dispatch(ev: ConnectionEvent): void {
+    this.queue.push(ev);
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      for (let e = this.queue.shift(); e !== undefined; e = this.queue.shift()) {
+        const { clock, rules } = this.deps;
+        const step = nextConnection(this.conn, e, rules, { now: clock.now(), random: () => clock.random() });
+        this.conn = step.connection;
+        for (const effect of step.effects) this.perform(effect);
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private perform(e: ConnectionEffect): void {
+    const { clock, graceMs } = this.deps;
+    switch (e.type) {
+      case 'spawn':
+        void runMaster(this.master, e.attempt, this.tokens.signal(e.attempt));
+        return;
+      case 'terminate': {
+        const m = this.masters.get(e.attempt);
+        if (m !== undefined) void terminate(m.child, graceMs, clock);
+        return;
+      }
+      case 'timer':
+        this.tokens.timer(clock, e.token, e.at, () => this.dispatch(e.event));
+        return;
+      case 'probe':
+        this.tokens.probe(clock, this.deps.probe, e.token, e.at, e.target, (ok) => this.dispatch({ type: 'probe-result', wait: e.token, ok }));
+        return;
+      case 'cancel':
+        this.tokens.cancel(e.token);
+        return;
+      case 'opened':
+        this.forwards.addWaiting();
+        // Tunnels backing off because this connection was down come back together.
+        for (const kick of [...this.members.values()]) kick();
+        for (const fn of [...this.openedListeners]) fn();
+        return;
+      case 'lost':
+        this.forwards.endAll(e.failure, e.exit);
+        return;
+      case 'note':
+        this.deps.log({ event: 'connection', id: this.plan.id, message: e.text });
+        for (const f of this.forwards.forwards) f.events.line(`[tunnel-manager ${new Date(clock.now()).toISOString()}] ${e.text}`);
+        return;
+      case 'announce':
+        for (const w of this.watchers) w();
+        return;
+      default:
+        unreachable(e, 'connection effect');
+    }
+  }
+
+  /** A line about a connection through one forward is that tunnel's alone (its health reads it); the rest worth keeping go to every forward. */
+  private routeLine(line: string): void {
+    const port = this.owners.portOf(line);
+    if (port !== null) for (const f of this.forwards.byPort.get(port) ?? []) f.events.line(line);
+    else if (keepInLog(line)) for (const f of this.forwards.forwards) f.events.line(line);
+  }
+}
