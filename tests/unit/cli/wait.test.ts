@@ -1,43 +1,8 @@
+// The wait after `tunnel-cli start`: over when every tunnel is RUNNING, one is FAILED or
+// STOPPED, or a login is needed; read from the POST's answer and the events.
 import { describe, expect, it } from 'vitest';
-import { parseTimeout, rawOption, validateHashArg } from '../../../src/cli/args.js';
-import { resolveTarget } from '../../../src/cli/target.js';
 import { WaitTracker } from '../../../src/cli/wait.js';
 import type { StatusRecord, TunnelState } from '../../../src/tunnel/status.js';
-
-describe('arguments', () => {
-  it('hashes: hex, 4 to 32 characters, lower-cased', () => {
-    expect(validateHashArg('1A2B')).toEqual({ ok: true, value: '1a2b' });
-    for (const bad of ['abc', 'xyz1', '', '1a2b/../x', 'a'.repeat(33)]) expect(validateHashArg(bad).ok, bad).toBe(false);
-  });
-  it('timeouts: positive seconds', () => {
-    expect(parseTimeout('2.5')).toEqual({ ok: true, value: 2.5 });
-    expect(parseTimeout(30)).toEqual({ ok: true, value: 30 });
-    for (const bad of ['0', '-1', 'soon', '']) expect(parseTimeout(bad).ok, bad).toBe(false);
-  });
-  it('raw option values keep their text', () => {
-    expect(rawOption(['status', '--token', '0099'], 'token')).toBe('0099');
-    expect(rawOption(['--token=00a', 'status', '--token', '007'], 'token')).toBe('007');
-    expect(rawOption(['status', '--', '--token', 'x'], 'token')).toBeUndefined();
-  });
-});
-
-describe('resolveTarget', () => {
-  const def = '/run/default.sock';
-  it('flags over environment; the socket variable over the URL one; the default socket last', () => {
-    expect(resolveTarget({}, {}, def)).toEqual({ ok: true, value: { kind: 'socket', path: def } });
-    expect(resolveTarget({ socket: '/a.sock' }, { TUNNEL_API_URL: 'http://h:1' }, def)).toEqual({ ok: true, value: { kind: 'socket', path: '/a.sock', named: true } });
-    expect(resolveTarget({}, { TUNNEL_SOCKET: '/e.sock', TUNNEL_API_URL: 'http://h:1' }, def)).toEqual({ ok: true, value: { kind: 'socket', path: '/e.sock', named: true } });
-    const u = resolveTarget({ url: 'http://127.0.0.1:8080' }, { TUNNEL_SOCKET: '/e.sock', TUNNEL_API_TOKEN: 'a,b' }, def);
-    expect(u.ok && u.value.kind === 'url' && u.value.url.href === 'http://127.0.0.1:8080/' && u.value.token === 'a').toBe(true);
-    const t = resolveTarget({ url: 'http://h:1', token: 'flag' }, { TUNNEL_API_TOKEN: 'env' }, def);
-    expect(t.ok && t.value.kind === 'url' && t.value.token).toBe('flag');
-  });
-  it('refuses both flags and bad URLs', () => {
-    expect(resolveTarget({ socket: '/a', url: 'http://h:1' }, {}, def).ok).toBe(false);
-    expect(resolveTarget({ url: 'ftp://h' }, {}, def).ok).toBe(false);
-    expect(resolveTarget({ url: 'not a url' }, {}, def).ok).toBe(false);
-  });
-});
 
 describe('WaitTracker', () => {
   it('an interactive tunnel waiting for a login ends the wait with the login outcome, not a time-out', () => {

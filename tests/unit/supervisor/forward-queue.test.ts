@@ -1,38 +1,12 @@
-// The parts of a shared connection that need no ssh: which forward a master's line is
-// about, the -O queue's batching (a failed batch is retried one by one, so a failure is
-// one tunnel's), and where control sockets go (a path ssh can bind).
-import { mkdtempSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// The -O queue of a shared connection: forwards added in few runs (a failed batch is retried
+// one by one, so a failure is one tunnel's), cancels, the end of every forward when the
+// master goes, and two forwards of one spec.
 import { describe, expect, it } from 'vitest';
-import { ChannelOwners } from '../../../src/supervisor/connection/channel-owners.js';
-import type { ForwardEnd } from '../../../src/supervisor/connection/connection.js';
 import type { ControlForward, ControlOutcome } from '../../../src/supervisor/connection/control-command.js';
-import { CONTROL_PATH_MAX, connectionId, controlPath, prepareControlDir } from '../../../src/supervisor/connection/control-path.js';
 import { ForwardQueue } from '../../../src/supervisor/connection/forward-queue.js';
 
-describe('ChannelOwners: a master line → the listening port it is about', () => {
-  it('follows -L, -R and -D channels from the line that announces them to the one that frees them', () => {
-    const o = new ChannelOwners();
-    const lines: [string, number | null][] = [
-      ['debug1: Connection to port 12011 forwarding to localhost port 1 requested.', 12011],
-      ['debug1: channel 3: new direct-tcpip [direct-tcpip] (inactive timeout: 0)', 12011],
-      ['debug1: client_request_forwarded_tcpip: listen 127.0.0.1 port 12012, originator 127.0.0.1 port 46574', 12012],
-      ['debug1: channel 4: new forwarded-tcpip [127.0.0.1] (inactive timeout: 0)', 12012],
-      ['channel 3: open failed: connect failed: Connection refused', 12011],
-      ['debug1: channel 4: connection failed: Connection refused', 12012],
-      ['connect_to localhost port 1: failed.', 12012],
-      ['debug1: channel 3: free: direct-tcpip: listening port 12011 for localhost port 1, connect from 127.0.0.1 port 49728', 12011],
-      ['channel 3: open failed: administratively prohibited: open failed', null],
-      ['debug1: Connection to port 1080 forwarding to socks port 0 requested.', 1080],
-      ['debug1: channel 5: new dynamic-tcpip [dynamic-tcpip] (inactive timeout: 0)', 1080],
-      ['debug1: channel 1: new mux-control [mux-control] (inactive timeout: 0)', null],
-      ['debug1: channel 1: free: mux-control, nchannels 3', null],
-      ['Timeout, server 127.0.0.1 not responding.', null],
-    ];
-    for (const [line, port] of lines) expect([line, o.portOf(line)]).toEqual([line, port]);
-  });
-});
+/** A forward's end as the queue reports it to the forward's events. */
+type ForwardEnd = Parameters<Parameters<ForwardQueue['create']>[2]['ended']>[0];
 
 /** A queue over a fake master: `fail` lists forward values the master refuses. */
 function fakeQueue(fail: Set<string>) {
@@ -97,40 +71,6 @@ describe('ForwardQueue', () => {
     expect(ended).toEqual([{ kind: 'cancelled' }, { kind: 'failed', failure: { ...failure, probe: null }, code: 255, signal: null }]);
     expect(queue.forwards.size).toBe(0);
   });
-});
-
-describe('control socket paths', () => {
-  it('ids are stable for one option set and differ for another', () => {
-    expect(connectionId(['ssh', '-N', '--', 'h'])).toBe(connectionId(['ssh', '-N', '--', 'h']));
-    expect(connectionId(['ssh', '-N', '--', 'h'])).not.toBe(connectionId(['ssh', '-N', '-o', 'Compression=yes', '--', 'h']));
-    expect(connectionId(['ssh'])).toMatch(/^[0-9a-f]{16}$/);
-  });
-
-  it('under the state dir when short enough, with leftovers removed; elsewhere (private, ours) when the state dir is too long', () => {
-    const short = mkdtempSync(join(tmpdir(), 'tm-cp-'));
-    mkdirSync(join(short, 'mux'));
-    writeFileSync(join(short, 'mux', 'deadbeefdeadbeef'), '');
-    const dir = prepareControlDir(short);
-    expect(dir).toEqual({ ok: true, value: join(short, 'mux') });
-    expect(readdirSync(join(short, 'mux'))).toEqual([]);
-    const long = join(short, 'x'.repeat(80));
-    mkdirSync(long);
-    const other = prepareControlDir(long);
-    expect(other.ok).toBe(true);
-    if (other.ok) {
-      expect(other.value.startsWith(long)).toBe(false);
-      expect(controlPath(other.value, connectionId(['x'])).length).toBeLessThanOrEqual(CONTROL_PATH_MAX);
-    }
-  });
-});
-
-it('a control socket folder that is ours but open to others is made private (0700)', async () => {
-  const { statSync } = await import('node:fs');
-  const state = mkdtempSync(join(tmpdir(), 'tm-cp-'));
-  mkdirSync(join(state, 'mux'), { mode: 0o755 });
-  const dir = prepareControlDir(state);
-  expect(dir).toEqual({ ok: true, value: join(state, 'mux') });
-  expect(statSync(join(state, 'mux')).mode & 0o777).toBe(0o700);
 });
 
 describe('ForwardQueue: two forwards of the same spec (a renamed tunnel taking over its predecessor\'s)', () => {
