@@ -17,14 +17,14 @@ import { defaultSocketPath, defaultStateDir } from './settings/default-paths.js'
 import { checkExitCode, formatReport, runChecks } from './check/index.js';
 import { formatProblem } from './check/report.js';
 import { checkSshDir, showPathUnder } from './check/ssh-dir.js';
-import { loadConfigFile } from './config/load.js';
 import { watchConfig } from './config/watch.js';
 import { runMigrate } from './migrate/index.js';
 import { batchLines, createLog, type Log } from './daemon/log.js';
 import { startDaemon } from './daemon/serve.js';
+import { createProxyReload } from './daemon/proxy-reload.js';
 import { daemonSettings, panelSettings, proxySettings, type Account, type Flags } from './settings/settings.js';
 import { startPanel } from './panel/index.js';
-import { startProxyServer, type ProxyConfig } from './proxy/index.js';
+import { startProxyServer } from './proxy/index.js';
 import { showAddress } from './edge/listen-failure.js';
 import { apiListenOf, ownListeners } from './settings/own-listeners.js';
 import type { Result } from './kernel/result.js';
@@ -175,26 +175,17 @@ async function panel(flags: Flags): Promise<void> {
 async function proxy(flags: Flags): Promise<void> {
   const settings = settingsOrExit(proxySettings(flags, process.env));
   if (!settings) return;
-  let current: ProxyConfig | null = null;
-  const load = async () => {
-    const r = await loadConfigFile(settings.configPath, { mode: settings.mode });
-    if (r.kind === 'ok' || (r.kind === 'partial' && r.proxyValid)) current = r.config.proxy;
-    log({ event: 'proxy_config', result: r.kind, providers: Object.keys(current?.providers ?? {}).length });
-    // Alone, the proxy has no tunnels: say at once which providers cannot work here.
-    for (const [prefix, p] of Object.entries(current?.providers ?? {})) {
-      if (p.tunnel !== undefined) log({ event: 'proxy_tunnel_unavailable', provider: prefix, tunnel: p.tunnel, message: `provider "${prefix}" is bound to tunnel '${p.tunnel}'; tunnel-manager proxy runs no tunnels, so its requests are refused (503 tunnel_unavailable)` });
-    }
-  };
+  const proxyConfig = createProxyReload({ configPath: settings.configPath, mode: settings.mode, log });
   // The watcher before the first load (a change made meanwhile is not missed), and
   // closed again when the listener cannot start: an open watcher would keep the
   // process alive after the error line.
   let watcher: { close(): Promise<void> } | null = null;
   try {
-    watcher = await watchConfig(settings.configPath, () => void load());
-    await load();
-    const server = await startProxyServer({ host: settings.listen.host, port: settings.listen.port, allowedHosts: settings.allowedHosts, allowedAccounts: settings.allowedAccounts, deps: { getConfig: () => current, env: process.env, log } });
+    watcher = await watchConfig(settings.configPath, () => void proxyConfig.reload());
+    await proxyConfig.reload();
+    const server = await startProxyServer({ host: settings.listen.host, port: settings.listen.port, allowedHosts: settings.allowedHosts, allowedAccounts: settings.allowedAccounts, deps: { getConfig: proxyConfig.config, env: process.env, log } });
     log({ event: 'proxy_started', listen: showAddress(settings.listen.host, server.port) });
-    process.on('SIGHUP', () => void load());
+    process.on('SIGHUP', () => void proxyConfig.reload());
     const open = watcher;
     onShutdown(async () => {
       await open.close();

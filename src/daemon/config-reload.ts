@@ -12,7 +12,7 @@ import type { ConfigHealth, EngineApi } from '../api/engine-api.js';
 import type { ReloadRecord } from '../api/types.js';
 import { unreachable } from '../kernel/unreachable.js';
 
-export interface ConfigInForceOptions {
+export interface ConfigReloadOptions {
   configPath: string;
   mode: DirectionMode;
   supervisor: SupervisorApi;
@@ -27,35 +27,28 @@ export interface ConfigInForceOptions {
 /** At least the config watcher's debounce, so that a writer's truncate and write are one event to it. */
 const EMPTY_SETTLE_MS = 250;
 
-export interface ConfigInForce extends EngineApi {
+/** The health of a file applied whole (or of none yet, before the first reload): nothing refused, held or missing. */
+function appliedWhole(path: string, warnings: string[], exposure: ConfigHealth['exposure'], loadedAt: string | null): ConfigHealth {
+  return { path, valid: true, applied: 'all', error: null, problems: [], rejected: [], held: [], missing: false, warnings, exposure, loaded_at: loadedAt };
+}
+
+export interface ConfigReload extends EngineApi {
   /** The config in force: the tunnels the supervisor was last given, and the proxy section. */
   config(): Config;
 }
 
 /**
- * The config in force and the reload path: read → validate → decide what may change →
- * apply (SPEC §3, §5). A file without problems is applied whole: added tunnels start,
+ * The daemon's reload, and the config in force it leaves: read → validate → decide what
+ * may change → apply (SPEC §3, §5), one reload at a time (reload-queue.ts). A file without problems is applied whole: added tunnels start,
  * removed ones stop, changed ones restart. A file with problems never stops or changes
  * a running tunnel: its valid new entries start and everything else stays as it was
  * (`held`). A file that is not usable at all, or missing, changes nothing. The
  * problems are reported (per entry) until a file without problems replaces it.
  */
-export function createConfigInForce(opts: ConfigInForceOptions): ConfigInForce {
+export function createConfigReload(opts: ConfigReloadOptions): ConfigReload {
   const now = opts.now ?? (() => new Date());
   let current: Config = EMPTY_CONFIG;
-  let health: ConfigHealth = {
-    path: opts.configPath,
-    valid: true,
-    applied: 'all',
-    error: null,
-    problems: [],
-    rejected: [],
-    held: [],
-    missing: false,
-    warnings: [],
-    exposure: [],
-    loaded_at: null,
-  };
+  let health: ConfigHealth = appliedWhole(opts.configPath, [], [], null);
   const tellExposure = createExposureLog(opts.mode, opts.ownListeners ?? (() => []), opts.log);
   const listeners = new Set<(r: ReloadRecord) => void>();
   const unchangedRecord = (at: string, error: string): ReloadRecord => ({
@@ -133,19 +126,7 @@ export function createConfigInForce(opts: ConfigInForceOptions): ConfigInForce {
       case 'ok': {
         const report = await opts.supervisor.apply(load.config.tunnels);
         current = load.config;
-        health = {
-          ...health,
-          missing: false,
-          valid: true,
-          applied: 'all',
-          error: null,
-          problems: [],
-          rejected: [],
-          held: [],
-          warnings: load.warnings.map(formatProblem),
-          exposure: tellExposure(current.tunnels),
-          loaded_at: at,
-        };
+        health = appliedWhole(opts.configPath, load.warnings.map(formatProblem), tellExposure(current.tunnels), at);
         record = { type: 'reload', at, ok: true, error: null, ...report, changed: report.changed ?? [], left_out: 0 };
         break;
       }

@@ -9,14 +9,14 @@ import { ConfigStore, defaultBackupDir } from '../config-edit/store.js';
 import { createProxyApp, createProxyMetrics, v1RefusalJson } from '../proxy/index.js';
 import { createSupervisor } from '../supervisor/index.js';
 import { proxyHasKeys } from '../edge/credentials.js';
-import { createConfigInForce, type ConfigInForce } from './config-reload.js';
+import { createConfigReload, type ConfigReload } from './config-reload.js';
 import { localEndOf, tunnelListeningOn } from './local-tunnel.js';
 import { ownListeners } from '../settings/own-listeners.js';
 import type { Log } from './log.js';
 import type { DaemonSettings } from '../settings/settings.js';
 
 export interface RunningDaemon {
-  engine: ConfigInForce;
+  engine: ConfigReload;
   tcpPort: number;
   /** The one shutdown path: stop watching → stop every ssh child → close listeners (and the socket). Idempotent. */
   close(): Promise<void>;
@@ -37,7 +37,7 @@ export async function startDaemon(settings: DaemonSettings, log: Log, env: NodeJ
   });
   // The API's own port once bound (a test's port 0), for the exposure warnings.
   const own = () => ownListeners({ host: settings.listen.host, port: listeners?.tcpPort ?? settings.listen.port }, env);
-  const engine = createConfigInForce({ configPath: settings.configPath, mode: settings.mode, supervisor, log, ownListeners: own });
+  const engine = createConfigReload({ configPath: settings.configPath, mode: settings.mode, supervisor, log, ownListeners: own });
 
   let watcher: { close(): Promise<void> } | null = null;
   let listeners: { tcpPort: number; close(): Promise<void> } | null = null;

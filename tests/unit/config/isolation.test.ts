@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { parseConfigText } from '../../../src/config/load.js';
-import { createConfigInForce } from '../../../src/daemon/config-reload.js';
+import { createConfigReload } from '../../../src/daemon/config-reload.js';
 import type { SupervisorApi } from '../../../src/supervisor/types.js';
 import type { TunnelSpec } from '../../../src/tunnel/spec.js';
 
@@ -78,7 +78,7 @@ describe('the daemon applies a file with problems without stopping or changing a
   });
 
   test('at first start the valid entries run; on reload new valid entries start, nothing running stops or changes', async () => {
-    const engine = createConfigInForce({ configPath: path, mode: 'default', supervisor, log: () => {} });
+    const engine = createConfigReload({ configPath: path, mode: 'default', supervisor, log: () => {} });
     await writeFile(path, `tunnels:\n${entry('a', 1)}${entry('broken', 70000)}${entry('b', 2, '    ssh_options: { ServerAliveInterval: 5 }\n')}`);
     const first = await engine.reload();
     expect(first).toMatchObject({ ok: true, left_out: 1 });
@@ -105,7 +105,7 @@ describe('the daemon applies a file with problems without stopping or changing a
   });
 
   test('a file caught empty while it is rewritten in place stops nothing; one that stays empty is applied', async () => {
-    const engine = createConfigInForce({ configPath: path, mode: 'default', supervisor, log: () => {}, emptySettleMs: 1000 });
+    const engine = createConfigReload({ configPath: path, mode: 'default', supervisor, log: () => {}, emptySettleMs: 1000 });
     const full = `tunnels:\n${entry('a', 1)}${entry('b', 2)}`;
     await writeFile(path, full);
     await engine.reload();
@@ -125,7 +125,7 @@ describe('the daemon applies a file with problems without stopping or changing a
   });
 
   test('a new entry that would listen where a kept tunnel listens waits, reported, until the file has no problems', async () => {
-    const engine = createConfigInForce({ configPath: path, mode: 'default', supervisor, log: () => {} });
+    const engine = createConfigReload({ configPath: path, mode: 'default', supervisor, log: () => {} });
     await writeFile(path, `tunnels:\n${entry('a', 1)}`);
     await engine.reload();
     const a = engine.tunnels()[0]!;
@@ -149,7 +149,7 @@ describe('the daemon applies a file with problems without stopping or changing a
   });
 
   test('a file that is not YAML changes nothing', async () => {
-    const engine = createConfigInForce({ configPath: path, mode: 'default', supervisor, log: () => {} });
+    const engine = createConfigReload({ configPath: path, mode: 'default', supervisor, log: () => {} });
     await writeFile(path, `tunnels:\n${entry('a', 1)}`);
     await engine.reload();
     await writeFile(path, 'tunnels: [\n');

@@ -6,7 +6,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { createConfigInForce } from '../../../src/daemon/config-reload.js';
+import { createConfigReload } from '../../../src/daemon/config-reload.js';
 import { createExposureLog } from '../../../src/daemon/exposure-log.js';
 import type { SupervisorApi } from '../../../src/supervisor/types.js';
 import type { OwnListener } from '../../../src/tunnel/exposure.js';
@@ -65,7 +65,7 @@ describe('the config in force tells what runs', () => {
 
   test('a valid file, one with a problem, one that is not YAML, and none at all', async () => {
     const logged: Record<string, unknown>[] = [];
-    const engine = createConfigInForce({ configPath: path, mode: 'default', supervisor, log: (e) => logged.push(e), ownListeners: () => [{ kind: 'api', host: '127.0.0.1', port: 8080 }] });
+    const engine = createConfigReload({ configPath: path, mode: 'default', supervisor, log: (e) => logged.push(e), ownListeners: () => [{ kind: 'api', host: '127.0.0.1', port: 8080 }] });
     const told = () => logged.filter((e) => e.event === 'exposure_warning').map((e) => e.tunnel);
     await writeFile(path, `tunnels:\n${socks('open', '[::]:1080')}${expose('api-out', '0.0.0.0:9000', '8080')}`);
     await engine.reload();

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { createConfigInForce } from '../../../src/daemon/config-reload.js';
+import { createConfigReload } from '../../../src/daemon/config-reload.js';
 import { createReloadQueue } from '../../../src/daemon/reload-queue.js';
 import type { SupervisorApi } from '../../../src/supervisor/types.js';
 import type { TunnelSpec } from '../../../src/tunnel/spec.js';
@@ -104,7 +104,7 @@ describe('the config in force during shutdown', () => {
         throw new Error('the supervisor is shut down');
       },
     } as unknown as SupervisorApi;
-    const engine = createConfigInForce({ configPath: path, mode: 'default', supervisor, log: () => {} });
+    const engine = createConfigReload({ configPath: path, mode: 'default', supervisor, log: () => {} });
     const seen = await unhandledDuring(async () => {
       // The watcher and SIGHUP handlers catch what they start, as serve.ts and main.ts do.
       const first = engine.reload().catch((e: unknown) => e);
