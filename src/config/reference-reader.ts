@@ -1,4 +1,4 @@
-import { tunnelHash } from '../tunnel/hash.js';
+import { tunnelHash, type TunnelIdentity } from '../tunnel/hash.js';
 import { DEFAULT_DIRECTION, DEFAULT_INTERACTIVE, DEFAULT_NAME, IDENTITY_FIELDS, type IdentityField } from './identity.js';
 
 /**
@@ -20,17 +20,11 @@ export interface ReferenceField {
   line: number;
 }
 
-export interface ReferenceEntry {
+/** The values the reference ran with (its TunnelIdentity, defaults filled in), and its hash of them. */
+export interface ReferenceEntry extends TunnelIdentity {
   /** 0-based line index of the entry's `-` line. */
   line: number;
   fields: Partial<Record<IdentityField, ReferenceField>>;
-  /** The values the reference ran with, defaults filled in, and its hash of them. */
-  name: string;
-  remote_host: string;
-  remote_port: string;
-  local_port: string;
-  direction: string;
-  interactive: string;
   hash: string;
 }
 
