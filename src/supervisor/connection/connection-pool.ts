@@ -1,7 +1,8 @@
 // The shared connections (SPEC §14), by id: tunnels whose logins are the same (host
 // and whole option set) share one. A connection exists while a tunnel wants it or its
 // master is still being ended; the pool forgets it once it rests.
-import { ConnectionRunner, type ConnectionDeps, type ConnectionPlan } from './connection.js';
+import { ConnectionRunner } from './connection.js';
+import type { ConnectionDeps, ConnectionPlan } from './connection-types.js';
 
 export class ConnectionPool {
   private readonly connections = new Map<string, ConnectionRunner>();

@@ -5,8 +5,6 @@
 // connection's master runs in a pseudo-terminal (connection-master.ts), shown to the
 // person attached to its login slot through whichever of its tunnels they named (SPEC §13, §14).
 import { unreachable } from '../../kernel/unreachable.js';
-import type { Failure } from '../process/ssh-exit-classify.js';
-import type { Clock } from '../clock.js';
 import { nextConnection } from './connection-lifecycle.js';
 import {
   connectionPid,
@@ -16,73 +14,18 @@ import {
   type Connection,
   type ConnectionEffect,
   type ConnectionEvent,
-  type ConnectionRules,
   type ConnectionState,
 } from './connection-phase.js';
-import type { ControlForward, RunControl } from './control-command.js';
+import type { ControlForward } from './control-command.js';
+import type { ConnectionDeps, ConnectionPlan, ForwardEvents, ForwardHandle } from './connection-types.js';
 import { ForwardQueue } from './forward-queue.js';
-import type { Probe } from '../health/probe.js';
 import { LineRing } from '../process/ring.js';
 import { ChannelOwners } from './channel-owners.js';
-import type { SpawnSpacer } from '../spacing.js';
 import { keepInLog } from '../process/ssh-output.js';
-import { terminate, type SpawnSsh, type SshChild } from '../process/ssh-process.js';
-import type { SpawnPty } from '../process/pty-process.js';
+import { terminate, type SshChild } from '../process/ssh-process.js';
 import { MASTER_LINES, runMaster, type MasterHost } from './connection-master.js';
 import { LoginSlot } from '../tunnel/login-slot.js';
 import { EffectTokens } from '../tunnel/effect-tokens.js';
-
-/** How a forward on a shared connection ended. */
-export type ForwardEnd = { kind: 'cancelled' } | { kind: 'failed'; failure: Failure; code: number | null; signal: string | null };
-
-/**
- * What a forward tells its tunnel, synchronously, so that a tunnel has left RUNNING
- * before its connection announces that it is down.
- */
-export interface ForwardEvents {
-  /** A line of the master's about this forward's channels, or about the connection. */
-  line(line: string): void;
-  /** The master accepted it; `pid` is the master's. */
-  added(pid: number): void;
-  /** Gone: cancelled, refused, or its connection ended. Nothing follows. */
-  ended(end: ForwardEnd): void;
-}
-
-/** A tunnel's forward on a connection. */
-export interface ForwardHandle {
-  /** Cancels it (`-O cancel` if it was added); `ended` follows once it is gone. */
-  cancel(): void;
-  /** Cancels it and ends it with this failure (a cause seen on its connections, such as forwarding refused). */
-  fail(failure: Failure): void;
-}
-
-export interface ConnectionDeps {
-  clock: Clock;
-  spawn: SpawnSsh;
-  /** Spawns an interactive connection's master in a pseudo-terminal. */
-  spawnPty: SpawnPty;
-  control: RunControl;
-  probe: Probe;
-  spacer: SpawnSpacer;
-  registry: { add(pid: number, argv: string[]): void; remove(pid: number): void };
-  rules: ConnectionRules;
-  graceMs: number;
-  /** The state letter of a process (`T`: stopped), null when unknown; read before each `-O` run. */
-  processState(pid: number): string | null;
-  log(entry: Record<string, unknown>): void;
-}
-
-/** What a connection runs: the master's argv, its socket, where to probe while its server is down. */
-export interface ConnectionPlan {
-  id: string;
-  file: string;
-  args: string[];
-  controlPath: string;
-  spacingKey: string;
-  sshEndpoint: { host: string; port: number } | null;
-  /** Logs in through a person: the master runs in a pseudo-terminal (its args carry `-E`, no BatchMode). */
-  interactive: boolean;
-}
 
 export class ConnectionRunner {
   private conn: Connection;

@@ -9,7 +9,7 @@
 import { unreachable } from '../../kernel/unreachable.js';
 import { classifyExit, type Failure } from '../process/ssh-exit-classify.js';
 import type { ControlForward, ControlOutcome } from './control-command.js';
-import type { ForwardEnd, ForwardEvents, ForwardHandle } from './connection.js';
+import type { ForwardEnd, ForwardEvents, ForwardHandle } from './connection-types.js';
 import { MasterHolds, specKey } from './master-holds.js';
 
 export type ForwardPhase = 'waiting' | 'adding' | 'added' | 'cancelling' | 'ended';

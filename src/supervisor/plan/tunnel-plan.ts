@@ -2,7 +2,7 @@
 // `ssh -G` says about its host.
 import type { TunnelSpec } from '../../tunnel/spec.js';
 import type { ForwardFlag } from '../../tunnel/ssh-args.js';
-import type { ConnectionPlan } from '../connection/connection.js';
+import type { ConnectionPlan } from '../connection/connection-types.js';
 import type { ControlForward } from '../connection/control-command.js';
 import type { CheckTarget } from '../health/health-check-run.js';
 

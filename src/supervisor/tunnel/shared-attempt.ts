@@ -4,7 +4,8 @@
 // and it ends when cancelled (a stop: -O cancel) or when the connection ends — told
 // synchronously, so that the tunnel leaves RUNNING before the connection says it is down.
 import { forwardingRefusedLine, type Failure } from '../process/ssh-exit-classify.js';
-import type { ConnectionRunner, ForwardEnd, ForwardHandle } from '../connection/connection.js';
+import type { ConnectionRunner } from '../connection/connection.js';
+import type { ForwardEnd, ForwardHandle } from '../connection/connection-types.js';
 import type { ConnectionPool } from '../connection/connection-pool.js';
 import { probeTargetOf } from './attempt-end.js';
 import type { AttemptHost } from './attempt-host.js';
