@@ -5,7 +5,7 @@
  * The clock is passed in, so the windows are tested without waiting.
  *
  * Tokens are known only when an answer ends (its usage, or an estimate when the
- * provider reports none: observe/usage.ts): a request is let in while the minute's
+ * provider reports none: observe/token-estimate.ts): a request is let in while the minute's
  * tokens are under `tpm`, and its own tokens count from its end.
  */
 import type { ErrorFamily } from '../errors.js';

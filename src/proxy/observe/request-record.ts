@@ -2,7 +2,9 @@ import type { ServerResponse } from 'node:http';
 import { ownAnswerAt } from './own-answer.js';
 import type { ProxyMetrics } from './metrics.js';
 import { startTiming, type Timing } from './server-timing.js';
-import { createUsageReader, estimated, promptTokens, recounted, type Usage, type UsageReader } from './usage.js';
+import { estimated, promptTokens, recounted } from './token-estimate.js';
+import { createUsageReader, type UsageReader } from './usage.js';
+import type { Usage } from './usage-object.js';
 import { OWN_JSON, type OwnJson } from '../../kernel/log-entry.js';
 
 const MAX_LOGGED_MODEL = 256;

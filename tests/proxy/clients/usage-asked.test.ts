@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { askingUsage } from '../../../src/proxy/relay/usage-request.js';
 import { withoutUsage } from '../../../src/proxy/relay/usage-strip.js';
 import { membersOf } from '../../../src/proxy/relay/json-members.js';
-import { createUsageReader, eventTokens, promptTokens } from '../../../src/proxy/observe/usage.js';
+import { eventTokens, promptTokens } from '../../../src/proxy/observe/token-estimate.js';
+import { createUsageReader } from '../../../src/proxy/observe/usage.js';
 import { ClientLimiter, goDuration } from '../../../src/proxy/clients/limiter.js';
 import type { ClientRule } from '../../../src/proxy/clients/rules.js';
 

@@ -11,7 +11,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { observeRequest } from '../../../src/proxy/observe/request-record.js';
-import { eventTokens, promptTokens } from '../../../src/proxy/observe/usage.js';
+import { eventTokens, promptTokens } from '../../../src/proxy/observe/token-estimate.js';
 import { call, chat, eventually, open, startHarness, type Harness } from '../harness.js';
 
 const METERED = 'sk-metered-0123456789';
