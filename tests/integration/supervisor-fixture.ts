@@ -18,6 +18,8 @@ export interface Sshd {
   sshConfigPath: string;
   alias: string;
   dir: string;
+  /** The client key the server accepts (its public half is in `dir`/authorized_keys). */
+  clientKey: string;
   log: string;
   pid: number;
   sessionPids(): number[];

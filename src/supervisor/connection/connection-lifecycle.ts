@@ -13,7 +13,8 @@
 // up, it starts one fresh login for every tunnel on it; ended before a login, it rests
 // until a person asks again (the tunnels on it are then AUTH_REQUIRED).
 import { unreachable } from '../../kernel/unreachable.js';
-import { earliestLogin, FRESH_COUNTERS, onEstablished, planRetry } from '../backoff.js';
+import { FRESH_COUNTERS, onEstablished } from '../backoff.js';
+import { afterProbe, enterBackoff } from '../effects/retry-wait.js';
 import type { Failure } from '../process/ssh-exit-classify.js';
 import { FRESH_PROMPT_MS } from '../tunnel/tunnel-lifecycle.js';
 import {
@@ -178,19 +179,8 @@ function onExited(c: Connection, ev: Extract<ConnectionEvent, { type: 'exited' }
       // ended before a login: rest until a person asks.
       if (c.interactive) return p.id === 'up' ? connect(ended, effects) : { connection: { ...ended, phase: { id: 'idle' } }, effects };
       const probe = failure.probe === 'ssh-port' ? ev.probe : null;
-      const plan = planRetry(
-        c.counters,
-        p.id === 'up' ? { kind: 'lost', ranMs: world.now - p.since } : { kind: 'start-failed' },
-        world.now,
-        c.lastSpawnAt,
-        () => world.random(),
-        rules.policy,
-        probe !== null ? rules.policy.capMs : Math.min(rules.policy.capMs, rules.unprobedCapMs),
-      );
-      const wait = c.seq + 1;
-      effects.push({ type: 'timer', token: wait, at: plan.at, event: { type: 'retry-due', wait } });
-      if (probe !== null) effects.push({ type: 'probe', token: wait, at: world.now, target: probe });
-      return { connection: { ...ended, seq: wait, counters: plan.counters, phase: { id: 'backoff', wait, until: plan.at, failure, probe } }, effects };
+      const retry = enterBackoff(c, p.id === 'up' ? world.now - p.since : null, failure, probe, rules, world);
+      return { connection: { ...ended, seq: retry.seq, counters: retry.counters, phase: retry.phase }, effects: [...effects, ...retry.effects] };
     }
     case 'stopping': {
       if (p.attempt !== ev.attempt) return same(c);
@@ -216,15 +206,19 @@ function onLogin(c: Connection, world: ConnectionWorld): ConnectionStep {
   return { connection: { ...c, phase: { id: 'stopping', attempt: p.attempt, pid: p.pid, reconnect: true } }, effects: [{ type: 'terminate', attempt: p.attempt }] };
 }
 
+/** A probe's answer during a backoff (effects/retry-wait.ts). */
 function onProbeResult(c: Connection, ev: Extract<ConnectionEvent, { type: 'probe-result' }>, rules: ConnectionRules, world: ConnectionWorld): ConnectionStep {
   const p = c.phase;
   if (p.id !== 'backoff' || p.wait !== ev.wait || p.probe === null) return same(c);
-  if (!ev.ok) {
-    const at = world.now + rules.probeIntervalMs;
-    return at < p.until ? { connection: c, effects: [{ type: 'probe', token: p.wait, at, target: p.probe }] } : same(c);
+  const outcome = afterProbe(p, p.probe, ev.ok, c.lastSpawnAt, rules, world);
+  switch (outcome.kind) {
+    case 'same':
+      return same(c);
+    case 'retry':
+      return connect(c, [{ type: 'cancel', token: p.wait }]);
+    case 'wait':
+      return { connection: outcome.phase === p ? c : { ...c, phase: outcome.phase }, effects: outcome.effects };
+    default:
+      return unreachable(outcome, 'probe outcome');
   }
-  const at = earliestLogin(world.now, c.lastSpawnAt, rules.policy);
-  if (at <= world.now) return connect(c, [{ type: 'cancel', token: p.wait }]);
-  if (at >= p.until) return same(c);
-  return { connection: { ...c, phase: { ...p, until: at } }, effects: [{ type: 'timer', token: p.wait, at, event: { type: 'retry-due', wait: p.wait } }] };
 }

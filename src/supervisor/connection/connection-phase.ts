@@ -6,6 +6,7 @@ import { unreachable } from '../../kernel/unreachable.js';
 import { FRESH_COUNTERS, type BackoffPolicy, type RetryCounters } from '../backoff.js';
 import type { Failure } from '../process/ssh-exit-classify.js';
 import type { ProbeTarget } from '../health/probe.js';
+import type { TokenEffect } from '../effects/effects.js';
 
 export type ConnectionPhase =
   | { id: 'idle' }
@@ -57,17 +58,16 @@ export type ConnectionTimerEvent = Extract<ConnectionEvent, { type: 'start-timeo
 export type ConnectionEffect =
   /** Remove a stale control socket, wait for the host's spawn slot, start the master; report `spawned`, `ready`, `exited`. */
   | { type: 'spawn'; attempt: number }
-  /** TERM the attempt's master, KILL after the grace period. `exited` follows. */
-  | { type: 'terminate'; attempt: number }
-  | { type: 'timer'; token: number; at: number; event: ConnectionTimerEvent }
-  | { type: 'probe'; token: number; at: number; target: ProbeTarget }
-  | { type: 'cancel'; token: number }
   /** The master is ready: add every forward waiting for it; tunnels backing off because of this connection try again now. */
   | { type: 'opened' }
   /** The master is gone (or never came up): every forward on it or waiting for it ends with `failure`. */
   | { type: 'lost'; failure: Failure; exit: MasterExit | null }
   | { type: 'note'; text: string }
-  | { type: 'announce' };
+  | { type: 'announce' }
+  | TokenEffect<ConnectionTimerEvent>;
+
+/** The effects the connection's runner performs itself (the rest: effects/effect-runner.ts). */
+export type OwnConnectionEffect = Exclude<ConnectionEffect, TokenEffect<ConnectionTimerEvent>>;
 
 export interface ConnectionRules {
   policy: BackoffPolicy;
@@ -76,10 +76,7 @@ export interface ConnectionRules {
   startTimeoutMs: number;
 }
 
-export interface ConnectionWorld {
-  now: number;
-  random(): number;
-}
+export type { World as ConnectionWorld } from '../effects/effects.js';
 
 export interface ConnectionStep {
   connection: Connection;

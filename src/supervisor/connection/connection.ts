@@ -12,8 +12,9 @@ import {
   forwardVerdict,
   initialConnection,
   type Connection,
-  type ConnectionEffect,
   type ConnectionEvent,
+  type ConnectionTimerEvent,
+  type OwnConnectionEffect,
   type ConnectionState,
 } from './connection-phase.js';
 import type { ControlForward } from './control-command.js';
@@ -22,19 +23,17 @@ import { ForwardQueue } from './forward-queue.js';
 import { LineRing } from '../process/ring.js';
 import { ChannelOwners } from './channel-owners.js';
 import { keepInLog } from '../process/ssh-output.js';
-import { terminate, type SshChild } from '../process/ssh-process.js';
+import type { SshChild } from '../process/ssh-process.js';
 import { MASTER_LINES, runMaster, type MasterHost } from './connection-master.js';
 import { LoginSlot } from '../tunnel/login-slot.js';
-import { EffectTokens } from '../tunnel/effect-tokens.js';
+import { EffectRunner } from '../effects/effect-runner.js';
 
 export class ConnectionRunner {
-  private conn: Connection;
-  private readonly tokens = new EffectTokens();
+  /** Its lifecycle, with the effects both lifecycles share performed by token. */
+  private readonly machine: EffectRunner<Connection, ConnectionEvent, ConnectionTimerEvent, OwnConnectionEffect>;
   private readonly masters = new Map<number, { child: SshChild; gone: Promise<void> }>();
   /** What each spawn of the master (connection-master.ts) sees of this runner. */
   private readonly master: MasterHost;
-  private readonly queue: ConnectionEvent[] = [];
-  private draining = false;
   private readonly forwards: ForwardQueue;
   /** The current master's lines. */
   private lines = new LineRing(MASTER_LINES);
@@ -51,7 +50,18 @@ export class ConnectionRunner {
     private plan: ConnectionPlan,
     private readonly deps: ConnectionDeps,
   ) {
-    this.conn = initialConnection(deps.clock.now(), plan.interactive);
+    this.machine = new EffectRunner(
+      initialConnection(deps.clock.now(), plan.interactive),
+      {
+        step: (c, e, world) => {
+          const step = nextConnection(c, e, deps.rules, world);
+          return { state: step.connection, effects: step.effects };
+        },
+        perform: (e) => this.perform(e),
+      },
+      { clock: deps.clock, probe: deps.probe, graceMs: deps.graceMs, child: (attempt) => this.masters.get(attempt)?.child },
+      (result) => result,
+    );
     this.master = {
       deps,
       plan: () => this.plan,
@@ -156,40 +166,18 @@ export class ConnectionRunner {
   }
 
   private dispatch(ev: ConnectionEvent): void {
-    this.queue.push(ev);
-    if (this.draining) return;
-    this.draining = true;
-    try {
-      for (let e = this.queue.shift(); e !== undefined; e = this.queue.shift()) {
-        const { clock, rules } = this.deps;
-        const step = nextConnection(this.conn, e, rules, { now: clock.now(), random: () => clock.random() });
-        this.conn = step.connection;
-        for (const effect of step.effects) this.perform(effect);
-      }
-    } finally {
-      this.draining = false;
-    }
+    this.machine.dispatch(ev);
   }
 
-  private perform(e: ConnectionEffect): void {
-    const { clock, graceMs } = this.deps;
+  private get conn(): Connection {
+    return this.machine.state;
+  }
+
+  private perform(e: OwnConnectionEffect): void {
+    const { clock } = this.deps;
     switch (e.type) {
       case 'spawn':
-        void runMaster(this.master, e.attempt, this.tokens.signal(e.attempt));
-        return;
-      case 'terminate': {
-        const m = this.masters.get(e.attempt);
-        if (m !== undefined) void terminate(m.child, graceMs, clock);
-        return;
-      }
-      case 'timer':
-        this.tokens.timer(clock, e.token, e.at, () => this.dispatch(e.event));
-        return;
-      case 'probe':
-        this.tokens.probe(clock, this.deps.probe, e.token, e.at, e.target, (ok) => this.dispatch({ type: 'probe-result', wait: e.token, ok }));
-        return;
-      case 'cancel':
-        this.tokens.cancel(e.token);
+        void runMaster(this.master, e.attempt, this.machine.tokens.signal(e.attempt));
         return;
       case 'opened':
         this.forwards.addWaiting();

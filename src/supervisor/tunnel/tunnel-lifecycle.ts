@@ -8,7 +8,8 @@
 // event of an attempt or wait that is over is recognised as stale and ignored.
 import type { LastExit } from '../../tunnel/status.js';
 import { unreachable } from '../../kernel/unreachable.js';
-import { earliestLogin, FRESH_COUNTERS, onEstablished, planRetry } from '../backoff.js';
+import { FRESH_COUNTERS, onEstablished } from '../backoff.js';
+import { afterProbe, enterBackoff } from '../effects/retry-wait.js';
 import { startTimeoutFailure, type Failure } from '../process/ssh-exit-classify.js';
 import type { ProbeTarget } from '../health/probe.js';
 import { publicStatus, type AfterStop, type Effect, type Event, type Phase, type Rules, type Step, type Tunnel, type World } from './tunnel-phase.js';
@@ -330,40 +331,25 @@ function withEffects(step: Step, first: Effect[]): Step {
 
 /** Plans the next login after a retryable failure; `ranMs` is null when the forward never came up. */
 function backoff(t: Tunnel, ranMs: number | null, failure: Failure, probe: ProbeTarget | null, rules: Rules, world: World): Step {
-  const { policy } = rules;
-  const plan = planRetry(
-    t.counters,
-    ranMs === null ? { kind: 'start-failed' } : { kind: 'lost', ranMs },
-    world.now,
-    t.lastSpawnAt,
-    () => world.random(),
-    policy,
-    probe !== null ? policy.capMs : Math.min(policy.capMs, rules.unprobedCapMs),
-  );
-  const wait = t.seq + 1;
-  const effects: Effect[] = [{ type: 'timer', token: wait, at: plan.at, event: { type: 'retry-due', wait } }];
-  if (probe !== null) effects.push({ type: 'probe', token: wait, at: world.now, target: probe });
-  return { tunnel: { ...t, seq: wait, counters: plan.counters, phase: { id: 'backoff', wait, until: plan.at, failure, probe } }, effects };
+  const { seq, counters, phase, effects } = enterBackoff(t, ranMs, failure, probe, rules, world);
+  return { tunnel: { ...t, seq, counters, phase }, effects };
 }
 
-/**
- * While backing off, the probe checks every interval whether the fault has ended; once
- * it has, the login comes at once (one login per `minLoginIntervalMs` at most).
- */
+/** A probe's answer during a backoff (effects/retry-wait.ts). */
 function onProbeResult(t: Tunnel, ev: Extract<Event, { type: 'probe-result' }>, rules: Rules, world: World): Step {
   const p = t.phase;
   if (p.id !== 'backoff' || p.wait !== ev.wait || p.probe === null) return same(t);
-  if (!ev.ok) {
-    const at = world.now + rules.probeIntervalMs;
-    return at < p.until ? { tunnel: t, effects: [{ type: 'probe', token: p.wait, at, target: p.probe }] } : same(t);
+  const outcome = afterProbe(p, p.probe, ev.ok, t.lastSpawnAt, rules, world);
+  switch (outcome.kind) {
+    case 'same':
+      return same(t);
+    case 'retry':
+      return retryNow(t, rules);
+    case 'wait':
+      return { tunnel: outcome.phase === p ? t : { ...t, phase: outcome.phase }, effects: outcome.effects };
+    default:
+      return unreachable(outcome, 'probe outcome');
   }
-  const at = earliestLogin(world.now, t.lastSpawnAt, rules.policy);
-  if (at <= world.now) return retryNow(t, rules);
-  if (at >= p.until) return same(t);
-  return {
-    tunnel: { ...t, phase: { ...p, until: at } },
-    effects: [{ type: 'timer', token: p.wait, at, event: { type: 'retry-due', wait: p.wait } }],
-  };
 }
 
 function lastExit(exit: { code: number | null; signal: string | null }, now: number): LastExit {

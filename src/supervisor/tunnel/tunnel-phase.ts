@@ -6,6 +6,7 @@ import { unreachable } from '../../kernel/unreachable.js';
 import { FRESH_COUNTERS, type BackoffPolicy, type RetryCounters } from '../backoff.js';
 import type { Failure } from '../process/ssh-exit-classify.js';
 import type { ProbeTarget } from '../health/probe.js';
+import type { TokenEffect } from '../effects/effects.js';
 
 /** How ssh is spawned: `batch` without a terminal (BatchMode), `pty` in a pseudo-terminal for a person. */
 export type SpawnMode = 'batch' | 'pty';
@@ -64,18 +65,14 @@ export type TimerEvent = Extract<Event, { type: 'start-timeout' | 'retry-due' }>
 export type Effect =
   /** Start ssh for this attempt (batch: once its host's spawn slot is free) and report `spawned`, lines, `exited`. */
   | { type: 'spawn'; attempt: number; mode: SpawnMode }
-  /** End the attempt's child: TERM, then KILL after the grace period. Its `exited` follows. */
-  | { type: 'terminate'; attempt: number }
-  /** Deliver `event` at `at` unless `token` is cancelled first. */
-  | { type: 'timer'; token: number; at: number; event: TimerEvent }
-  /** At `at`, check whether the fault ended; report `probe-result` unless `token` is cancelled. */
-  | { type: 'probe'; token: number; at: number; target: ProbeTarget }
-  /** Cancel the token's timers, probes and spawn-slot wait (and free a held slot). */
-  | { type: 'cancel'; token: number }
   /** A line of our own in the tunnel's log. */
   | { type: 'note'; text: string }
   /** Publish the status record (the runner drops an unchanged one). */
-  | { type: 'announce' };
+  | { type: 'announce' }
+  | TokenEffect<TimerEvent>;
+
+/** The effects the tunnel's runner performs itself (the rest: effects/effect-runner.ts). */
+export type OwnEffect = Exclude<Effect, TokenEffect<TimerEvent>>;
 
 /** What the runner knows that the transitions need; constant between events. */
 export interface Rules {
@@ -89,10 +86,7 @@ export interface Rules {
 }
 
 /** The moment of the event and a source of jitter. */
-export interface World {
-  now: number;
-  random(): number;
-}
+export type { World } from '../effects/effects.js';
 
 export interface Step {
   tunnel: Tunnel;

@@ -7,10 +7,9 @@ import type { TunnelPlan } from '../plan/tunnel-plan.js';
 import type { StatusRecord } from '../../tunnel/status.js';
 import { unreachable } from '../../kernel/unreachable.js';
 import { next } from './tunnel-lifecycle.js';
-import { initialTunnel, isActive, pidOf, publicStatus, type Effect, type Event, type Rules, type Tunnel } from './tunnel-phase.js';
+import { initialTunnel, isActive, pidOf, publicStatus, type Event, type OwnEffect, type Rules, type TimerEvent, type Tunnel } from './tunnel-phase.js';
 import { LineRing } from '../process/ring.js';
 import { keepInLog } from '../process/ssh-output.js';
-import { terminate } from '../process/ssh-process.js';
 import { err, type Result } from '../../kernel/result.js';
 import { ConnectionLink } from './tunnel-on-connection.js';
 import type { AttemptHost, Live } from './attempt-host.js';
@@ -20,17 +19,14 @@ import { RunningHealth } from '../health/running-health.js';
 import type { RunnerDeps } from './tunnel-runner-deps.js';
 import { LoginSlot, loginOutcome } from './login-slot.js';
 import type { Attachment, AttachRefusal, TerminalSink } from '../types.js';
-import { EffectTokens } from './effect-tokens.js';
+import { EffectRunner } from '../effects/effect-runner.js';
 export type { TunnelPlan } from '../plan/tunnel-plan.js';
 export type { RunnerDeps } from './tunnel-runner-deps.js';
 
 export class Runner {
-  private tunnel: Tunnel;
-  /** Cancels the timers, probes and spawn-slot wait of each live token (attempt or wait). */
-  private readonly tokens = new EffectTokens();
+  /** Its lifecycle, with the effects both lifecycles share performed by token. */
+  private readonly machine: EffectRunner<Tunnel, Event, TimerEvent, OwnEffect>;
   private readonly children = new Map<number, Live>();
-  private readonly queue: Event[] = [];
-  private draining = false;
   private lastEmitted = '';
   private readonly ring: LineRing;
   /** The person's terminal on an interactive tunnel's login. */
@@ -45,7 +41,24 @@ export class Runner {
     private plan: TunnelPlan,
     private readonly deps: RunnerDeps,
   ) {
-    this.tunnel = initialTunnel(deps.clock.now());
+    this.machine = new EffectRunner(
+      initialTunnel(deps.clock.now()),
+      {
+        step: (t, e, world) => {
+          const step = next(t, e, this.rules(), world);
+          return { state: step.tunnel, effects: step.effects };
+        },
+        // Before the announcement, so that a RUNNING record already carries its health.
+        stepped: (t) => this.health.follow(t.phase, this.plan, false),
+        perform: (e) => this.perform(e),
+        settled: (t) => {
+          this.link.follow(this.plan.shared, t.phase);
+          this.settleLogin();
+        },
+      },
+      { clock: deps.clock, probe: deps.probe, graceMs: deps.graceMs, child: (attempt) => this.children.get(attempt)?.child },
+      (result) => result,
+    );
     this.ring = new LineRing(deps.logLines);
     this.health = new RunningHealth({
       clock: deps.clock,
@@ -190,23 +203,11 @@ export class Runner {
 
   /** Runs each event through the lifecycle, one at a time: an event raised by an effect waits its turn. */
   private dispatch(ev: Event): void {
-    this.queue.push(ev);
-    if (this.draining) return;
-    this.draining = true;
-    try {
-      for (let e = this.queue.shift(); e !== undefined; e = this.queue.shift()) {
-        const { clock } = this.deps;
-        const step = next(this.tunnel, e, this.rules(), { now: clock.now(), random: () => clock.random() });
-        this.tunnel = step.tunnel;
-        // Before the announcement, so that a RUNNING record already carries its health.
-        this.health.follow(this.tunnel.phase, this.plan, false);
-        for (const effect of step.effects) this.perform(effect);
-      }
-    } finally {
-      this.draining = false;
-    }
-    this.link.follow(this.plan.shared, this.tunnel.phase);
-    this.settleLogin();
+    this.machine.dispatch(ev);
+  }
+
+  private get tunnel(): Tunnel {
+    return this.machine.state;
   }
 
   /** Ends an attached terminal's session once the login is over, one way or the other. */
@@ -224,27 +225,14 @@ export class Runner {
     return { interactive: this.plan.spec.interactive, policy, unprobedCapMs, probeIntervalMs, startTimeoutMs: this.plan.startTimeoutMs };
   }
 
-  private perform(e: Effect): void {
-    const { clock, graceMs } = this.deps;
+  private perform(e: OwnEffect): void {
     switch (e.type) {
-      case 'spawn':
-        if (this.plan.shared !== null) void runShared(this.host, this.deps.connections, e.attempt, this.plan.shared, this.tokens.signal(e.attempt));
-        else void runOwnAttempt(this.host, this.slot, this.deps, e.attempt, e.mode, this.tokens.signal(e.attempt));
-        return;
-      case 'terminate': {
-        const live = this.children.get(e.attempt);
-        if (live !== undefined) void terminate(live.child, graceMs, clock);
+      case 'spawn': {
+        const signal = this.machine.tokens.signal(e.attempt);
+        if (this.plan.shared !== null) void runShared(this.host, this.deps.connections, e.attempt, this.plan.shared, signal);
+        else void runOwnAttempt(this.host, this.slot, this.deps, e.attempt, e.mode, signal);
         return;
       }
-      case 'timer':
-        this.tokens.timer(clock, e.token, e.at, () => this.dispatch(e.event));
-        return;
-      case 'probe':
-        this.tokens.probe(clock, this.deps.probe, e.token, e.at, e.target, (ok) => this.dispatch({ type: 'probe-result', wait: e.token, ok }));
-        return;
-      case 'cancel':
-        this.tokens.cancel(e.token);
-        return;
       case 'note':
         this.note(e.text);
         return;

@@ -633,10 +633,12 @@ describe('details of the transitions', () => {
 
 it('the lifecycle does no I/O: nothing from node:, no timers, no processes', () => {
   const imports = (file: string) => {
-    const source = readFileSync(new URL(`../../../src/supervisor/tunnel/${file}`, import.meta.url), 'utf8');
+    const source = readFileSync(new URL(`../../../src/supervisor/${file}`, import.meta.url), 'utf8');
     expect(source).not.toMatch(/from 'node:|setTimeout|setInterval|Date\.now|Math\.random|process\./);
     return [...source.matchAll(/^import (?!type ).*from '(.+)';$/gm)].map((m) => m[1]);
   };
-  expect(imports('tunnel-lifecycle.ts')).toEqual(['../../kernel/unreachable.js', '../backoff.js', '../process/ssh-exit-classify.js', './tunnel-phase.js']);
-  expect(imports('tunnel-phase.ts')).toEqual(['../../kernel/unreachable.js', '../backoff.js']);
+  expect(imports('tunnel/tunnel-lifecycle.ts')).toEqual(['../../kernel/unreachable.js', '../backoff.js', '../effects/retry-wait.js', '../process/ssh-exit-classify.js', './tunnel-phase.js']);
+  expect(imports('tunnel/tunnel-phase.ts')).toEqual(['../../kernel/unreachable.js', '../backoff.js']);
+  // The retry transitions it shares with the connection's lifecycle are as pure.
+  expect(imports('effects/retry-wait.ts')).toEqual(['../backoff.js']);
 });
