@@ -62,6 +62,8 @@ function account(): Account {
   const uid = process.getuid?.() ?? 0;
   return {
     home,
+    // Relative paths in the settings are taken from here, once (SPEC §3).
+    cwd: process.cwd(),
     uid,
     hasUserSshConfig: existsSync(join(home, '.ssh', 'config')),
     defaultSocketPath: defaultSocketPath(process.env, uid),
@@ -164,7 +166,7 @@ async function panel(flags: Flags): Promise<void> {
   if (!settings) return;
   try {
     const running = await startPanel({ ...settings, log });
-    log({ event: 'panel_started', listen: `${settings.listen.host}:${running.port}`, config: settings.configPath, api: settings.apiUrl });
+    log({ event: 'panel_started', listen: `${settings.listen.host}:${running.port}`, config: running.config.path, config_from: running.config.source, api: settings.apiUrl });
     onShutdown(running.close);
   } catch (e) {
     stderr.write(`tunnel-manager panel: ${e instanceof Error ? e.message : String(e)}\n`);
@@ -173,7 +175,7 @@ async function panel(flags: Flags): Promise<void> {
 }
 
 async function proxy(flags: Flags): Promise<void> {
-  const settings = settingsOrExit(proxySettings(flags, process.env));
+  const settings = settingsOrExit(proxySettings(flags, process.env, account()));
   if (!settings) return;
   const proxyConfig = createProxyReload({ configPath: settings.configPath, mode: settings.mode, log });
   // The watcher before the first load (a change made meanwhile is not missed), and
@@ -254,7 +256,7 @@ function main(argv: string[]): void {
   cli
     .command('panel', 'run the web panel')
     .option('--listen <host:port>', 'the page (PANEL_LISTEN, default 127.0.0.1:5000; non-loopback needs PANEL_TOKEN)')
-    .option('--config <path>', 'the file it edits (TUNNEL_CONFIG)')
+    .option('--config <path>', "the file it edits (TUNNEL_CONFIG, default the file the daemon runs, as the daemon says)")
     .option('--api <url>', "the daemon's API (TUNNEL_API_URL, default http://127.0.0.1:8080)")
     .option('--ssh-config <path>', 'Host entries offered as remote_host (SSH_CONFIG)')
     .option('--direction-mode <mode>', 'default or ssh-standard (TUNNEL_DIRECTION_MODE)')

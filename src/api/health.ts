@@ -42,12 +42,15 @@ export function createHealthApp(engine: EngineApi, onBug?: Parameters<typeof int
   });
 
   app.get('/health/details', (c) => {
-    if (stillLoading(engine)) return c.json({ ok: true, loading: true, config: null, tunnels: 0, running: 0, exposure: [] } satisfies HealthDetails);
+    // The file's absolute path, also while loading: the panel edits the file the daemon runs.
+    const config_path = engine.configHealth().path;
+    if (stillLoading(engine)) return c.json({ ok: true, loading: true, config_path, config: null, tunnels: 0, running: 0, exposure: [] } satisfies HealthDetails);
     const h = engine.configHealth();
     const rejected = h.rejected.map((r) => ({ index: r.index, line: r.line, column: r.column, problems: r.problems.map(formatProblem) }));
     const body: HealthDetails = {
       ok: true,
       loading: false,
+      config_path,
       config: { valid: h.valid, error: h.error, missing: h.missing, problems: h.problems.length, applied: h.applied, rejected, warnings: h.warnings },
       ...countsNow(),
       exposure: h.exposure.map((e) => ({ hash: e.hash, name: e.name, line: e.line, kind: e.exposure.kind, message: e.message })),

@@ -112,6 +112,8 @@ export const exposureRecordSchema = z.object({
 export const healthDetailsSchema = z.object({
   ok: z.literal(true),
   loading: z.boolean(),
+  /** The config file the daemon runs, absolute (absent from daemons before it was added). */
+  config_path: z.string().optional(),
   config: healthConfigSchema.nullable(),
   ...healthCounts,
   exposure: z.array(exposureRecordSchema),

@@ -14,9 +14,12 @@ import { createDaemonClient } from './daemon-client.js';
 import { EventsHub } from './events-hub.js';
 import { readSshHosts } from './ssh-hosts.js';
 import { createTerminalBridge } from './terminal-bridge.js';
+import { panelConfigFile, type PanelConfigFile } from './config-file.js';
 
 /** The panel's settings (read by src/settings/settings.ts, the one settings reader), plus what tests may change. */
 export interface PanelOptions extends Omit<PanelSettings, 'warnings' | 'allowedAccounts'> {
+  /** How often to ask a daemon that does not answer yet which file it runs (default 10, 500 ms apart). */
+  configAttempts?: number;
   /** TUNNEL_API_ALLOWED_USERS; none unless given. */
   allowedAccounts?: PanelSettings['allowedAccounts'];
   /** Where previous versions of the config are kept; default `.panel-backups` next to the file. */
@@ -28,6 +31,8 @@ export interface PanelOptions extends Omit<PanelSettings, 'warnings' | 'allowedA
 
 export interface RunningPanel {
   port: number;
+  /** The file it edits, and where that came from (config-file.ts). */
+  config: PanelConfigFile;
   close(): Promise<void>;
 }
 
@@ -45,6 +50,13 @@ export async function startPanel(opts: PanelOptions): Promise<RunningPanel> {
   const daemon = createDaemonClient(opts.apiUrl, opts.apiToken === '' ? null : opts.apiToken);
   const hub = new EventsHub(daemon);
   const shutdown = new AbortController();
+  const config = await panelConfigFile({
+    given: opts.configPath,
+    fallback: opts.defaultConfigPath,
+    daemon,
+    log,
+    ...(opts.configAttempts !== undefined ? { attempts: opts.configAttempts } : {}),
+  });
   const home = (() => {
     try {
       return homedir();
@@ -59,10 +71,10 @@ export async function startPanel(opts: PanelOptions): Promise<RunningPanel> {
     password,
     sessions,
     store: new ConfigStore({
-      path: opts.configPath,
+      path: config.path,
       writer: 'panel',
       mode: opts.mode,
-      backupDir: opts.backupDir ?? defaultBackupDir(opts.configPath),
+      backupDir: opts.backupDir ?? defaultBackupDir(config.path),
       keepBackups: opts.keepBackups ?? 10,
       log,
     }),
@@ -94,6 +106,7 @@ export async function startPanel(opts: PanelOptions): Promise<RunningPanel> {
   let closing: Promise<void> | null = null;
   return {
     port: bound,
+    config,
     close() {
       closing ??= (async () => {
         shutdown.abort();

@@ -5,12 +5,16 @@ import { hostName } from '../edge/host-origin-rules.js';
 import { apiBaseUrl, apiPortListen, apiTokens, obsoleteWarnings } from './reference-env.js';
 import { DIRECTION_MODES, type DirectionMode } from '../tunnel/spec.js';
 import { getentPasswd, readAllowedAccounts, type AllowedAccounts, type PasswdLookup } from '../edge/account-names.js';
+import { absolutePath, absoluteProgram, type PathBase } from './absolute-path.js';
+export type { PathBase } from './absolute-path.js';
 
 /**
  * Reading the daemon's settings: each one a flag or an environment variable, the
  * flag winning (SPEC §2). Pure: the caller hands in the parsed flags, the
  * environment and the few facts about the account (home, uid, whether
  * ~/.ssh/config exists), and gets typed values or one message per bad setting.
+ * Every path comes out absolute, relative ones taken from the working directory
+ * (SPEC §3), so that the daemon, `check`, ssh and the panel all mean the same file.
  */
 
 export interface HostPort {
@@ -19,6 +23,7 @@ export interface HostPort {
 }
 
 export interface DaemonSettings {
+  /** Absolute, as every path here. */
   configPath: string;
   listen: HostPort;
   socketPath: string;
@@ -38,7 +43,13 @@ export interface DaemonSettings {
 
 export interface PanelSettings {
   listen: HostPort;
-  configPath: string;
+  /**
+   * The file the panel edits, from --config or TUNNEL_CONFIG; null when neither is
+   * given: the panel then edits the file the daemon runs, which it asks the daemon for.
+   */
+  configPath: string | null;
+  /** Where the default config/config.yaml is, for a panel that cannot ask the daemon. */
+  defaultConfigPath: string;
   apiUrl: string;
   apiToken: string | null;
   panelToken: string | null;
@@ -60,9 +71,11 @@ export interface ProxySettings {
   warnings: string[];
 }
 
-/** Facts about the account the daemon runs as. */
+/** Facts about the account the daemon runs as, and where it started. */
 export interface Account {
   home: string;
+  /** The working directory the command started in: relative paths are taken from it. */
+  cwd: string;
   uid: number;
   /** Whether `~/.ssh/config` exists (it is then the default `--ssh-config`). */
   hasUserSshConfig: boolean;
@@ -131,7 +144,15 @@ export function panelListenProblem(listen: HostPort, panelToken: string | null):
 }
 
 function sshConfig(flags: Flags, env: Env, account: Account): string | null {
-  return pick(flags, 'sshConfig', env, 'SSH_CONFIG') ?? (account.hasUserSshConfig ? `${account.home}/.ssh/config` : null);
+  const given = pick(flags, 'sshConfig', env, 'SSH_CONFIG');
+  if (given !== undefined) return absolutePath(given, account);
+  return account.hasUserSshConfig ? `${account.home}/.ssh/config` : null;
+}
+
+/** --config / TUNNEL_CONFIG, absolute; undefined when neither is given. */
+function givenConfig(flags: Flags, env: Env, base: PathBase): string | undefined {
+  const given = pick(flags, 'config', env, 'TUNNEL_CONFIG');
+  return given === undefined ? undefined : absolutePath(given, base);
 }
 
 /**
@@ -165,12 +186,12 @@ export function daemonSettings(flags: Flags, env: Env, account: Account): Result
   const secure = checkListenSecurity(listen, tokens);
   if (!secure.ok) problems.push(secure.error);
   const settings: DaemonSettings = {
-    configPath: pick(flags, 'config', env, 'TUNNEL_CONFIG') ?? DEFAULT_CONFIG,
+    configPath: givenConfig(flags, env, account) ?? absolutePath(DEFAULT_CONFIG, account),
     listen,
-    socketPath: pick(flags, 'socket', env, 'TUNNEL_SOCKET') ?? account.defaultSocketPath,
+    socketPath: absolutePath(pick(flags, 'socket', env, 'TUNNEL_SOCKET') ?? account.defaultSocketPath, account),
     sshConfigPath: sshConfig(flags, env, account),
-    sshBin: pick(flags, 'sshBin', env, 'SSH_BIN') ?? 'ssh',
-    stateDir: pick(flags, 'stateDir', env, 'TUNNEL_STATE_DIR') ?? account.defaultStateDir,
+    sshBin: absoluteProgram(pick(flags, 'sshBin', env, 'SSH_BIN') ?? 'ssh', account),
+    stateDir: absolutePath(pick(flags, 'stateDir', env, 'TUNNEL_STATE_DIR') ?? account.defaultStateDir, account),
     mode: readMode(flags, env, problems),
     tokens,
     allowedHosts: readAllowedHosts(env, problems),
@@ -195,7 +216,8 @@ export function panelSettings(flags: Flags, env: Env, account: Account): Result<
   }
   const settings: PanelSettings = {
     listen,
-    configPath: pick(flags, 'config', env, 'TUNNEL_CONFIG') ?? DEFAULT_CONFIG,
+    configPath: givenConfig(flags, env, account) ?? null,
+    defaultConfigPath: absolutePath(DEFAULT_CONFIG, account),
     apiUrl,
     apiToken: apiTokens(env, warnings)?.[0] ?? null,
     panelToken,
@@ -207,11 +229,11 @@ export function panelSettings(flags: Flags, env: Env, account: Account): Result<
   return done(settings, problems);
 }
 
-export function proxySettings(flags: Flags, env: Env, lookup: PasswdLookup = getentPasswd): Result<ProxySettings, string[]> {
+export function proxySettings(flags: Flags, env: Env, base: PathBase, lookup: PasswdLookup = getentPasswd): Result<ProxySettings, string[]> {
   const problems: string[] = [];
   const warnings = obsoleteWarnings(env);
   const settings: ProxySettings = {
-    configPath: pick(flags, 'config', env, 'TUNNEL_CONFIG') ?? DEFAULT_CONFIG,
+    configPath: givenConfig(flags, env, base) ?? absolutePath(DEFAULT_CONFIG, base),
     listen: readListen(flags, env, 'TUNNEL_API_LISTEN', DEFAULT_LISTEN, problems, apiListen(flags, env, warnings)),
     mode: readMode(flags, env, problems),
     allowedHosts: readAllowedHosts(env, problems),

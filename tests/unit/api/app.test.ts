@@ -308,6 +308,8 @@ describe('GET /health/details', () => {
     expect(await json(await app.request('/health/details'))).toEqual({
       ok: true,
       loading: false,
+      // The file the daemon runs, absolute: the panel edits this one when not told another.
+      config_path: '/etc/tunnels/config.yaml',
       config: {
         valid: false,
         error: 'line 4, column 18: tunnels[1].remote_port: expected a port, found "x"',
@@ -333,7 +335,7 @@ describe('GET /health/details', () => {
   it('says `loading` until the first load is done', async () => {
     const { app, engine } = setup();
     engine.health = { ...engine.health, loaded_at: null };
-    expect(await json(await app.request('/health/details'))).toEqual({ ok: true, loading: true, config: null, tunnels: 0, running: 0, exposure: [] });
+    expect(await json(await app.request('/health/details'))).toEqual({ ok: true, loading: true, config_path: '/etc/tunnels/config.yaml', config: null, tunnels: 0, running: 0, exposure: [] });
   });
 });
 

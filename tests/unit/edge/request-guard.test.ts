@@ -65,13 +65,13 @@ describe('the Origin rule', () => {
 });
 
 describe('TUNNEL_API_ALLOWED_HOSTS', () => {
-  const account = { home: '/home/u', uid: 1000, hasUserSshConfig: false, defaultSocketPath: '/run/u/api.sock', defaultStateDir: '/home/u/.state' };
+  const account = { home: '/home/u', cwd: '/work', uid: 1000, hasUserSshConfig: false, defaultSocketPath: '/run/u/api.sock', defaultStateDir: '/home/u/.state' };
 
   it('is read as comma-separated names by the daemon and the proxy (a port, if written, dropped)', () => {
     const env = { TUNNEL_API_ALLOWED_HOSTS: ' tunnels.example.com , nas.lan:8080,192.168.1.5,[fd00::1] ,' };
     const d = daemonSettings({}, env, account);
     expect(d.ok && d.value.allowedHosts).toEqual(['tunnels.example.com', 'nas.lan', '192.168.1.5', '[fd00::1]']);
-    const p = proxySettings({}, env);
+    const p = proxySettings({}, env, account);
     expect(p.ok && p.value.allowedHosts).toEqual(['tunnels.example.com', 'nas.lan', '192.168.1.5', '[fd00::1]']);
     const none = daemonSettings({}, {}, account);
     expect(none.ok && none.value.allowedHosts).toEqual([]);

@@ -429,7 +429,7 @@ describe('the daemon through the panel', () => {
 
 describe('starting the panel', () => {
   it('refuses a non-loopback address without PANEL_TOKEN', async () => {
-    const common = { configPath: '/tmp/x.yaml', apiUrl: 'http://127.0.0.1:8080', apiToken: null, sshConfigPath: null, mode: 'default' as const };
+    const common = { configPath: '/tmp/x.yaml', defaultConfigPath: '/tmp/config/config.yaml', apiUrl: 'http://127.0.0.1:8080', apiToken: null, sshConfigPath: null, mode: 'default' as const };
     await expect(startPanel({ ...common, listen: { host: '0.0.0.0', port: 0 }, panelToken: null })).rejects.toThrow(/without PANEL_TOKEN/);
     await expect(startPanel({ ...common, listen: { host: '0.0.0.0', port: 0 }, panelToken: '' })).rejects.toThrow(/without PANEL_TOKEN/);
     const p = await startPanel({ ...common, listen: { host: '127.0.0.1', port: 0 }, panelToken: null });

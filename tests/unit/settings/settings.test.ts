@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { OBSOLETE } from '../../../src/settings/reference-env.js';
 import { daemonSettings, panelListenProblem, panelSettings, proxySettings, type Account } from '../../../src/settings/settings.js';
 
-const account: Account = { home: '/home/u', uid: 1000, hasUserSshConfig: false, defaultSocketPath: '/run/u/api.sock', defaultStateDir: '/home/u/.local/state/tm' };
+const account: Account = { home: '/home/u', cwd: '/srv/tunnels', uid: 1000, hasUserSshConfig: false, defaultSocketPath: '/run/u/api.sock', defaultStateDir: '/home/u/.local/state/tm' };
 const daemon = (env: Record<string, string>, flags: Record<string, unknown> = {}) => {
   const r = daemonSettings(flags, env, account);
   if (!r.ok) throw new Error(r.error.join('; '));
@@ -33,7 +33,7 @@ describe('the reference implementation\'s settings', () => {
     expect(bad.ok).toBe(false);
     expect(!bad.ok && bad.error[0]).toMatch(/^API_PORT: /);
     // The proxy shares the daemon's listener settings.
-    const p = proxySettings({}, { API_PORT: '9091' });
+    const p = proxySettings({}, { API_PORT: '9091' }, account);
     expect(p.ok && p.value.listen.port).toBe(9091);
   });
 
@@ -85,5 +85,49 @@ describe('the panel password rule, one source for the settings and startPanel', 
     expect(panelListenProblem({ host: '0.0.0.0', port: 5000 }, null)).toMatch(/^refusing to serve the panel on 0\.0\.0\.0:5000 without PANEL_TOKEN/);
     const r = panelSettings({ listen: '0.0.0.0:5000' }, {}, account);
     expect(!r.ok && r.error[0]).toBe(panelListenProblem({ host: '0.0.0.0', port: 5000 }, null));
+  });
+});
+
+describe('relative paths are taken from the working directory, once (SPEC §3)', () => {
+  const withSsh: Account = { ...account, hasUserSshConfig: true };
+
+  it('--config, --ssh-config, --state-dir, --socket and --ssh-bin come out absolute, flags and variables alike', () => {
+    const s = daemon({}, { config: 'tunnels.yaml', sshConfig: 'ssh_config', stateDir: './state', socket: 'run/../run/api.sock', sshBin: 'bin/ssh' });
+    expect(s.configPath).toBe('/srv/tunnels/tunnels.yaml');
+    expect(s.sshConfigPath).toBe('/srv/tunnels/ssh_config');
+    expect(s.stateDir).toBe('/srv/tunnels/state');
+    expect(s.socketPath).toBe('/srv/tunnels/run/api.sock');
+    expect(s.sshBin).toBe('/srv/tunnels/bin/ssh');
+    const e = daemon({ TUNNEL_CONFIG: '../other/c.yaml', SSH_CONFIG: 'ssh/config', TUNNEL_STATE_DIR: 'st', TUNNEL_SOCKET: 's.sock', SSH_BIN: './ssh' });
+    expect([e.configPath, e.sshConfigPath, e.stateDir, e.socketPath, e.sshBin]).toEqual(['/srv/other/c.yaml', '/srv/tunnels/ssh/config', '/srv/tunnels/st', '/srv/tunnels/s.sock', '/srv/tunnels/ssh']);
+  });
+
+  it('the default config/config.yaml is the working directory\'s, and ~/ is the home (a variable is not expanded by a shell)', () => {
+    expect(daemon({}).configPath).toBe('/srv/tunnels/config/config.yaml');
+    expect(daemon({ SSH_CONFIG: '~/.ssh/work_config' }).sshConfigPath).toBe('/home/u/.ssh/work_config');
+    expect(daemon({ TUNNEL_CONFIG: '~' }).configPath).toBe('/home/u');
+  });
+
+  it('absolute paths, /dev/null and a bare program name are kept as given', () => {
+    const s = daemon({ SSH_CONFIG: '/dev/null', TUNNEL_CONFIG: '/etc/tm//c.yaml', SSH_BIN: 'ssh' });
+    expect(s.sshConfigPath).toBe('/dev/null');
+    expect(s.configPath).toBe('/etc/tm/c.yaml');
+    expect(s.sshBin).toBe('ssh');
+    const d = daemonSettings({}, {}, withSsh);
+    expect(d.ok && d.value.sshConfigPath).toBe('/home/u/.ssh/config');
+  });
+
+  it('check reads the same settings as the daemon; the proxy and the panel make --config absolute too', () => {
+    const p = proxySettings({ config: 'c.yaml' }, {}, account);
+    expect(p.ok && p.value.configPath).toBe('/srv/tunnels/c.yaml');
+    const panel = panelSettings({}, { TUNNEL_CONFIG: 'c.yaml', SSH_CONFIG: 'sshc' }, account);
+    expect(panel.ok && panel.value.configPath).toBe('/srv/tunnels/c.yaml');
+    expect(panel.ok && panel.value.sshConfigPath).toBe('/srv/tunnels/sshc');
+  });
+
+  it('the panel without --config or TUNNEL_CONFIG asks the daemon (configPath null), its fallback absolute', () => {
+    const r = panelSettings({}, { TUNNEL_CONFIG: '' }, account);
+    expect(r.ok && r.value.configPath).toBeNull();
+    expect(r.ok && r.value.defaultConfigPath).toBe('/srv/tunnels/config/config.yaml');
   });
 });
