@@ -1,4 +1,5 @@
 import { stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { formatProblem, loadConfigFile } from '../config/load.js';
 import { EMPTY_CONFIG, type Config, type LoadResult } from '../config/types.js';
@@ -27,6 +28,18 @@ export interface ConfigReloadOptions {
 /** At least the config watcher's debounce, so that a writer's truncate and write are one event to it. */
 const EMPTY_SETTLE_MS = 250;
 
+/**
+ * What a missing file means, said as it is: before any file ran there is no last good
+ * config to keep (the daemon runs no tunnels and waits for the file); after one ran,
+ * its tunnels keep running until the file is back (SPEC §2).
+ */
+export function missingFileMessage(path: string, lastGood: { at: string; tunnels: number } | null): string {
+  const watching = `the daemon watches ${dirname(path)} and loads the file when it appears`;
+  if (lastGood === null) return `${path} does not exist yet: no config has run, so no tunnel runs; ${watching}`;
+  const count = lastGood.tunnels === 1 ? '1 tunnel' : `${lastGood.tunnels} tunnels`;
+  return `${path} does not exist: the config last applied at ${lastGood.at} keeps running (${count}) until the file is back; ${watching}`;
+}
+
 /** The health of a file applied whole (or of none yet, before the first reload): nothing refused, held or missing. */
 function appliedWhole(path: string, warnings: string[], exposure: ConfigHealth['exposure'], loadedAt: string | null): ConfigHealth {
   return { path, valid: true, applied: 'all', error: null, problems: [], rejected: [], held: [], missing: false, warnings, exposure, loaded_at: loadedAt };
@@ -49,6 +62,8 @@ export function createConfigReload(opts: ConfigReloadOptions): ConfigReload {
   const now = opts.now ?? (() => new Date());
   let current: Config = EMPTY_CONFIG;
   let health: ConfigHealth = appliedWhole(opts.configPath, [], [], null);
+  /** When a file was last applied (whole or in part); null while none has been. */
+  let lastAppliedAt: string | null = null;
   const tellExposure = createExposureLog(opts.mode, opts.ownListeners ?? (() => []), opts.log);
   const listeners = new Set<(r: ReloadRecord) => void>();
   const unchangedRecord = (at: string, error: string): ReloadRecord => ({
@@ -86,7 +101,7 @@ export function createConfigReload(opts: ConfigReloadOptions): ConfigReload {
     switch (load.kind) {
       case 'missing':
         health = { ...health, missing: true, valid: true, applied: 'none', error: null, problems: [], rejected: [], loaded_at: at };
-        record = unchangedRecord(at, `${opts.configPath} does not exist; the last good config keeps running`);
+        record = unchangedRecord(at, missingFileMessage(opts.configPath, lastAppliedAt === null ? null : { at: lastAppliedAt, tunnels: current.tunnels.length }));
         break;
       case 'invalid': {
         const error = load.problems.map(formatProblem).join('\n');
@@ -120,6 +135,7 @@ export function createConfigReload(opts: ConfigReloadOptions): ConfigReload {
           exposure: tellExposure(tunnels),
           loaded_at: at,
         };
+        lastAppliedAt = at;
         record = { type: 'reload', at, ok: true, error, ...report, changed: report.changed ?? [], left_out: rejected.length };
         break;
       }
@@ -127,6 +143,7 @@ export function createConfigReload(opts: ConfigReloadOptions): ConfigReload {
         const report = await opts.supervisor.apply(load.config.tunnels);
         current = load.config;
         health = appliedWhole(opts.configPath, load.warnings.map(formatProblem), tellExposure(current.tunnels), at);
+        lastAppliedAt = at;
         record = { type: 'reload', at, ok: true, error: null, ...report, changed: report.changed ?? [], left_out: 0 };
         break;
       }
