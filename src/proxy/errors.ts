@@ -111,3 +111,15 @@ export const timeoutError = (prefix: string, seconds: number, stage: 'headers' |
       ? `provider "${prefix}" did not answer within ${seconds} s`
       : `provider "${prefix}" sent nothing for ${seconds} s in the middle of its response`,
 });
+
+/** The 502 for a provider that gave no answer (`where`: its host and port; `hint`: the tunnel's state, or ""). EOF and EPROTO reached it but got nothing usable back. */
+export function unreachableError(prefix: string, where: string, failure: { code: string; message: string }, hint: string): ProxyError {
+  const message =
+    failure.code === 'EOF' || failure.code === 'EPROTO'
+      ? `provider "${prefix}" at ${where} gave no usable answer: ${failure.message}${hint}`
+      : `provider "${prefix}" is unreachable at ${where}: ${failure.code}${hint}`;
+  return { status: 502, type: 'upstream_error', code: 'upstream_unreachable', message };
+}
+
+/** The 502 for a provider's body the proxy cannot decode or read; `what` follows the provider's name (`: <the decoder's message>`, ` answered in …`). */
+export const undecodable = (prefix: string, what: string): ProxyError => ({ status: 502, type: 'upstream_error', code: 'upstream_undecodable', message: `provider "${prefix}"${what}` });

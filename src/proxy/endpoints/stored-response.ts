@@ -7,6 +7,7 @@ import { DEFAULT_MAX_BODY_BYTES } from '../deps.js';
 import { refuseTooLarge } from '../request/read-body.js';
 import { badPercentEncoding, sendError, type ProxyError } from '../errors.js';
 import type { Shared } from '../route/fallback.js';
+import { IDENTITY } from '../relay/body-translation.js';
 import { startRelay } from '../relay/relay.js';
 import { keyRefusal } from '../route/providers.js';
 import { RESPONSE_ID } from '../route/response-owners.js';
@@ -106,5 +107,5 @@ function send(shared: Shared, req: IncomingMessage, entered: Entered, method: Me
     observer: obs,
     tunnelHint: () => shared.tunnelHint(provider),
     log: shared.log,
-  });
+  }, IDENTITY);
 }

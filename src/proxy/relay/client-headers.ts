@@ -1,3 +1,7 @@
+import type { ServerResponse } from 'node:http';
+import { ownRateHeadersKept } from '../clients/gate.js';
+import type { Timing } from '../observe/server-timing.js';
+import type { BodyTranslation } from './body-translation.js';
 import { scrubText } from './key-scrub.js';
 
 /**
@@ -45,6 +49,28 @@ export function clientHeaders(raw: readonly string[], requestId: string, rewritt
   return out;
 }
 
+/**
+ * The head of an answer passed as it came: the provider's headers that reach the client
+ * (clientHeaders), the proxy's own rate headers kept over the provider's, `more`, and
+ * the proxy's time so far (`timing`: the request's clock, observe/server-timing.ts).
+ */
+export function passedHead(res: ServerResponse, raw: readonly string[], requestId: string, rewritten: boolean, key: string | null, timing: Timing | null, more: readonly string[] = []): string[] {
+  const headers = ownRateHeadersKept(res, clientHeaders(raw, requestId, rewritten, key));
+  headers.push(...more);
+  const value = timing?.header() ?? null;
+  if (value !== null) headers.push('server-timing', value);
+  return headers;
+}
+
+/** The head of a translated answer, in place of the provider's: its Server-Timing is the proxy's time so far (translation included, the provider's waits not). */
+export function translatedHead(t: BodyTranslation, requestId: string, timing: Timing | null, contentType: string, more: readonly string[]): string[] {
+  const h = ['content-type', contentType, 'x-request-id', requestId, ...more];
+  if (t.dropped.length > 0) h.push('x-tunnel-manager-dropped', t.dropped.join(','));
+  const value = timing?.header() ?? null;
+  if (value !== null) h.push('server-timing', value);
+  return h;
+}
+
 /** The response headers the relay itself depends on, in one pass over the raw list. */
 export function relayHeaders(rawHeaders: readonly string[]): { contentType: string | undefined; contentEncoding: string | undefined; contentLength: string | undefined } {
   let contentType: string | undefined;
@@ -57,4 +83,10 @@ export function relayHeaders(rawHeaders: readonly string[]): { contentType: stri
     else if (name.length === 14 && name.toLowerCase() === 'content-length') contentLength = rawHeaders[i + 1];
   }
   return { contentType, contentEncoding, contentLength };
+}
+
+/** The value of the raw header `name` (lower case), the first of that name; undefined when there is none. */
+export function headerOf(raw: readonly string[], name: string): string | undefined {
+  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]?.toLowerCase() === name) return raw[i + 1];
+  return undefined;
 }

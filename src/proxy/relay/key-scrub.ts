@@ -73,6 +73,15 @@ export function scrubText(text: string, key: string): string {
   return out;
 }
 
+/** The key masked in answers (not only in errors): one of MIN_MASKED_KEY_LENGTH or more; a shorter one is a placeholder that answers may contain as a word (null). */
+export const maskedKey = (key: string | null): string | null => (key !== null && key.length >= MIN_MASKED_KEY_LENGTH ? key : null);
+
+/** Text the proxy wrote whole (a translated answer) with the key blanked out, when it is one that is masked (maskedKey). */
+export function maskedText(text: string, key: string | null): string {
+  const masked = maskedKey(key);
+  return masked !== null && holdsKey(Buffer.from(text), masked) ? scrubText(text, masked) : text;
+}
+
 /** Whether `bytes` hold any spelling of `key`. */
 export function holdsKey(bytes: Buffer, key: string): boolean {
   return spellingsOf(key).bytes.some((form) => bytes.includes(form));

@@ -1,7 +1,7 @@
 /**
  * The stages of one relayed request, as a pure state machine: `next(stage, event)`
- * gives the next stage and the one effect the relay (relay.ts, and translate/relay.ts
- * for a translated request) performs. No I/O, no clock: every transition is tested as
+ * gives the next stage and the one effect the relay (relay.ts) performs, for an answer
+ * passed as it came and for a translated one alike. No I/O, no clock: every transition is tested as
  * a table (tests/proxy/relay/relay-stages.test.ts).
  *
  *                 head: pass on                      body end
@@ -37,6 +37,17 @@ export type HeadVerdict =
   | 'hold'
   /** Not passable at all (an error the proxy cannot search for the key): the proxy's own error instead. */
   | 'refuse';
+
+/**
+ * What becomes of a status line. Passed as it came (`translated` false), only an error
+ * while a key is in use is held (to search it for the key), or refused when its
+ * encoding cannot be searched; translated, every answer but a 2xx event stream is held
+ * (to be translated whole), and one that cannot be decoded cannot be translated.
+ */
+export function headVerdict(status: number, translated: boolean, keyed: boolean, opaque: boolean, eventStream: boolean): HeadVerdict {
+  if (translated) return opaque ? 'refuse' : status < 400 && eventStream ? 'stream' : 'hold';
+  return status >= 400 && keyed ? (opaque ? 'refuse' : 'hold') : 'stream';
+}
 
 export type RelayEvent =
   /** The status line. `retryable`: 429 or 5xx, which another target may serve instead. */

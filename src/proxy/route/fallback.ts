@@ -8,10 +8,11 @@ import type { Observation } from '../observe/request-record.js';
 import { keyRefusal, type Runtime, type Target } from './providers.js';
 import type { Provider } from '../relay/provider.js';
 import type { Rests } from './retry-after-rests.js';
+import { IDENTITY } from '../relay/body-translation.js';
+import { headerOf } from '../relay/client-headers.js';
 import { startRelay } from '../relay/relay.js';
 import { notingOwner, type ResponseOwner, type ResponseOwners } from './response-owners.js';
 import { locate } from './targets.js';
-import { relayTranslated } from '../translate/relay.js';
 import type { Translation } from '../translate/translation.js';
 import type { UpstreamPool } from '../relay/upstream.js';
 
@@ -48,11 +49,6 @@ export interface RoutedRequest {
 
 const reasonOf = (why: FallbackReason): string =>
   why.kind === 'status' ? (why.status === 429 ? 'status_429' : 'status_5xx') : why.kind;
-
-function header(raw: readonly string[], name: string): string | undefined {
-  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]?.toLowerCase() === name) return raw[i + 1];
-  return undefined;
-}
 
 /**
  * Sends the request to its targets in order until one answers. The next target is
@@ -158,7 +154,8 @@ class TargetWalk {
       tunnelHint: () => shared.tunnelHint(provider),
       log: shared.log,
     };
-    void (a.translation === undefined ? startRelay(relay) : relayTranslated(relay, a.translation)).then(this.onSettled);
+    // The translation, when there is one, is the relay's plug for the answer (relay/body-translation.ts).
+    void startRelay(relay, a.translation ?? IDENTITY).then(this.onSettled);
   }
 
   private get last(): boolean {
@@ -191,7 +188,7 @@ class TargetWalk {
     const why = s.kind === 'declined' ? s.why : null;
     const status = s.kind === 'answered' ? s : why?.kind === 'status' ? why : null;
     if (status !== null && (status.status === 429 || status.status >= 500)) {
-      this.shared.rests.note(prefix, header(status.rawHeaders, 'retry-after'), header(status.rawHeaders, 'retry-after-ms'));
+      this.shared.rests.note(prefix, headerOf(status.rawHeaders, 'retry-after'), headerOf(status.rawHeaders, 'retry-after-ms'));
     }
     if (why === null || a.res.destroyed) return;
     a.obs.fellBack(prefix, reasonOf(why));

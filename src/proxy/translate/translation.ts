@@ -7,6 +7,8 @@ import type { ProviderFormat } from '../../config/proxy-schema.js';
 import type { Result } from '../../kernel/result.js';
 import type { Endpoint } from '../routes.js';
 import type { ProxyError } from '../errors.js';
+import type { BodyTranslation } from '../relay/body-translation.js';
+import { answerPlug } from './answer-plug.js';
 import { chatToResponsesAnswer, type ResponsesContext } from './chat-to-responses-answer.js';
 import { ChatToResponsesStream } from './chat-to-responses-stream.js';
 import { responsesToChatRequest } from './responses-to-chat-request.js';
@@ -18,21 +20,13 @@ import { messagesToChatAnswer } from './messages-to-chat-answer.js';
 import { messagesToChatRequest } from './messages-to-chat-request.js';
 import { MessagesToChatStream } from './messages-to-chat-stream.js';
 import { isObject, type Json } from './shape.js';
-import type { AnswerTranslation } from './stream.js';
 
-/** One request, translated for a provider of another format. */
-export interface Translation {
+/** One request, translated for a provider of another format: the request's body here, the rest as the relay's plug for it (relay/body-translation.ts). */
+export interface Translation extends BodyTranslation {
   /** The format the provider speaks (its credential header follows it). */
   format: ProviderFormat;
-  /** The path of the request on the provider, from its base path (`/v1`). */
-  upstreamPath(basePath: string): string;
   /** The request body in the provider's format, with a target's bare model name. */
   payloadFor(model: string): Buffer;
-  /** Request fields left out, for `x-tunnel-manager-dropped`. */
-  dropped: readonly string[];
-  answer: AnswerTranslation;
-  /** Headers the provider's API requires, sent when the client sent none of that name. */
-  defaultHeaders: readonly (readonly [string, string])[];
 }
 
 type Translate = (fields: Json) => Result<Translation, ProxyError>;
@@ -53,11 +47,12 @@ const messagesToChat: Translate = (fields) => {
   return {
     ok: true,
     value: {
+      kind: 'translated',
       format: 'openai',
       upstreamPath: underBase('/chat/completions'),
       payloadFor: payload(r.value.body),
       dropped: r.value.dropped,
-      answer: { json: (body) => chatToMessagesAnswer(body, ctx), stream: () => new ChatToMessagesStream(ctx) },
+      ...answerPlug({ json: (body) => chatToMessagesAnswer(body, ctx), stream: () => new ChatToMessagesStream(ctx) }),
       defaultHeaders: [],
     },
   };
@@ -73,11 +68,12 @@ const chatToMessages: Translate = (fields) => {
   return {
     ok: true,
     value: {
+      kind: 'translated',
       format: 'anthropic',
       upstreamPath: underBase('/messages'),
       payloadFor: payload(r.value.body),
       dropped: r.value.dropped,
-      answer: { json: messagesToChatAnswer, stream: () => new MessagesToChatStream(includeUsage) },
+      ...answerPlug({ json: messagesToChatAnswer, stream: () => new MessagesToChatStream(includeUsage) }),
       defaultHeaders: [ANTHROPIC_VERSION],
     },
   };
@@ -90,11 +86,12 @@ const responsesToChat: Translate = (fields) => {
   return {
     ok: true,
     value: {
+      kind: 'translated',
       format: 'openai',
       upstreamPath: underBase('/chat/completions'),
       payloadFor: payload(r.value.body),
       dropped: r.value.dropped,
-      answer: { json: (body) => chatToResponsesAnswer(body, ctx), stream: () => new ChatToResponsesStream(ctx) },
+      ...answerPlug({ json: (body) => chatToResponsesAnswer(body, ctx), stream: () => new ChatToResponsesStream(ctx) }),
       defaultHeaders: [],
     },
   };
@@ -106,12 +103,13 @@ const countTokens: Translate = (fields) => {
   return {
     ok: true,
     value: {
+      kind: 'translated',
       format: 'openai',
       upstreamPath: tokenizePath,
       payloadFor: payload(r.value.body),
       dropped: r.value.dropped,
       // /tokenize never streams: a stream would be a provider's mistake, ended as a cut.
-      answer: { json: countTokensAnswer, stream: () => new ChatToMessagesStream({ stopSequences: [] }), error: countTokensError },
+      ...answerPlug({ json: countTokensAnswer, stream: () => new ChatToMessagesStream({ stopSequences: [] }), error: countTokensError }),
       defaultHeaders: [],
     },
   };

@@ -1,7 +1,7 @@
 // A provider's error answer, in whichever shape its server writes, as the message of
 // the error a translated request's client gets (status kept).
 import { describe, expect, it } from 'vitest';
-import { upstreamError } from '../../../src/proxy/translate/relay.js';
+import { upstreamError } from '../../../src/proxy/translate/upstream-error.js';
 
 describe('a provider\'s error, read from its shape', () => {
   it.each<[string, number, string, string, string]>([
