@@ -8,7 +8,7 @@
 # Every path comes from the environment (the Dockerfile sets them), so the same
 # script runs outside a container, which is how it is tested.
 #
-#   (no argument), serve, or --flags   the daemon; the SSH directory must be right
+#   (no argument), serve, or --flags   the daemon; the SSH directory must be right when there is one
 #   check                              tunnel-manager check (it reports SSH problems itself)
 #   panel, proxy                       the web panel / the chat proxy alone
 #   anything else                      run as given, as the unprivileged user
@@ -211,9 +211,13 @@ check_entry() {
     warning "$where" "owned by uid $4, not by uid $PUID (the user tunnel-manager runs as)" "sudo chown $PUID $q"
 }
 
+ssh_dir_missing=0
 check_ssh_dir() {
+  # ssh needs the SSH directory only once a tunnel runs: without one the daemon starts
+  # (a config with no tunnels, the panel, the API), and each tunnel fails with ssh's
+  # reason (the config file it cannot open) until the folder is mounted.
   if [ ! -e "$SSH_DIR" ]; then
-    problem "$(shown "$SSH_DIR")" "the SSH directory does not exist" "mkdir -p -m 700 $(quote "$(shown "$SSH_DIR")")"
+    ssh_dir_missing=1
     return
   fi
   if [ ! -d "$SSH_DIR" ]; then
@@ -241,6 +245,9 @@ LISTING
 
 if [ "$mode" = serve ]; then
   check_ssh_dir
+  if [ "$ssh_dir_missing" = 1 ]; then
+    warn "the SSH directory $ssh_dir_shown does not exist: starting without it; tunnels cannot run until it is there (ssh takes host names, users and keys from $(shown "$SSH_CONFIG")): mount your SSH directory there read-only, e.g. -v ~/.ssh:$SSH_DIR:ro (docs/docker.md)"
+  fi
   if [ -n "$warnings" ]; then
     printf '%s: warning: the SSH directory %s works (ssh accepts these); to make it private, run on the host:\n%s' "$prog" "$ssh_dir_shown" "$warnings" >&2
   fi

@@ -138,6 +138,12 @@ function onShutdown(close: () => Promise<void>): void {
 async function sshDirUsable(sshConfigPath: string | null): Promise<boolean> {
   if (sshConfigPath === null) return true;
   const dir = dirname(sshConfigPath);
+  // ssh needs the folder only once a tunnel runs: start without it (no tunnels yet, the
+  // API, the panel); each tunnel fails with ssh's reason, the config it cannot open.
+  if (!existsSync(dir)) {
+    log({ event: 'ssh_dir_missing', where: dir, warning: `the SSH directory ${dir} does not exist: starting without it; tunnels cannot run until ${sshConfigPath} is there`, fix: `create it (mkdir -p -m 700 ${dir}) or, in a container, mount your SSH directory there (-v ~/.ssh:${dir}:ro)` });
+    return true;
+  }
   const found = await checkSshDir(dir, sshConfigPath, process.getuid?.() ?? 0, showPathUnder(dir, undefined));
   for (const w of found.warned) log({ event: 'ssh_dir_warning', where: w.where, warning: w.what, fix: w.fix });
   if (found.refused.length === 0) return true;

@@ -189,11 +189,34 @@ describe('entrypoint: the SSH directory', () => {
     );
   });
 
-  it('wants the folder itself', async () => {
+  it('starts without an SSH directory (ssh needs none until a tunnel runs), with a warning naming what to mount', async () => {
     await rm(fx.sshDir, { recursive: true });
     const r = await entrypoint(fx.env);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toBe(`uid=${UID} gid=${UID} groups=${UID} args=`);
+    expect(r.stderr).toContain(
+      `entrypoint: warning: the SSH directory ${fx.sshDir} does not exist: starting without it; tunnels cannot run until it is there (ssh takes host names, users and keys from ${fx.sshConfig}): mount your SSH directory there read-only, e.g. -v ~/.ssh:${fx.sshDir}:ro (docs/docker.md)\n`,
+    );
+    expect(r.stderr).not.toContain('is not usable');
+    expect(r.stderr).not.toContain('the SSH config file does not exist');
+    // The host's path in the words, and with daemon flags too.
+    const host = await entrypoint({ ...fx.env, SSH_DIR_HOST: '/home/me/.ssh' }, ['--listen', '127.0.0.1:9']);
+    expect(host.exitCode).toBe(0);
+    expect(host.stderr).toContain('warning: the SSH directory /home/me/.ssh does not exist: starting without it');
+    // An SSH directory that is there is still judged: a missing config in it is refused.
+    await mkdir(fx.sshDir, { mode: 0o700 });
+    await chown(fx.sshDir, UID, UID);
+    const empty = await entrypoint(fx.env);
+    expect(empty.exitCode).toBe(1);
+    expect(empty.stderr).toContain('the SSH config file does not exist');
+  });
+
+  it('a path that is there but not a folder is still refused', async () => {
+    await rm(fx.sshDir, { recursive: true });
+    await writeFile(fx.sshDir, '');
+    const r = await entrypoint(fx.env);
     expect(r.exitCode).toBe(1);
-    expect(r.stderr).toContain(lines(fx.sshDir, 'the SSH directory does not exist', `mkdir -p -m 700 ${fx.sshDir}`));
+    expect(r.stderr).toContain(`- ${fx.sshDir}: is not a directory`);
   });
 
   it('speaks of the host path (SSH_DIR_HOST) and quotes paths with spaces', async () => {

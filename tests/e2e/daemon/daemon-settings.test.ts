@@ -110,3 +110,16 @@ describe('an SSH config that is not a regular file', () => {
     expect(r.err).toContain(`- ${missing}: the SSH config file does not exist`);
   });
 });
+
+describe('no SSH directory at all', () => {
+  it('the daemon starts (ssh needs none until a tunnel runs), with a warning naming what to create or mount', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tm-settings-'));
+    dirs.push(dir);
+    const missing = join(dir, 'home', '.ssh', 'config');
+    const r = await runDaemon(dir, missing, { TUNNEL_API_LISTEN: `127.0.0.1:${await port()}` }, (err) => err.includes('"event":"started"'));
+    expect(r.err).toContain('"event":"started"');
+    expect(r.err).toContain(`"event":"ssh_dir_missing","where":"${join(dir, 'home', '.ssh')}","warning":"the SSH directory ${join(dir, 'home', '.ssh')} does not exist: starting without it; tunnels cannot run until ${missing} is there"`);
+    expect(r.err).toContain(`-v ~/.ssh:${join(dir, 'home', '.ssh')}:ro`);
+    expect(r.err).not.toContain('is not usable');
+  });
+});
