@@ -217,7 +217,7 @@ function onProbeResult(c: Connection, ev: Extract<ConnectionEvent, { type: 'prob
     case 'retry':
       return connect(c, [{ type: 'cancel', token: p.wait }]);
     case 'wait':
-      return { connection: outcome.phase === p ? c : { ...c, phase: outcome.phase }, effects: outcome.effects };
+      return { connection: outcome.until === p.until ? c : { ...c, phase: { ...p, until: outcome.until } }, effects: outcome.effects };
     default:
       return unreachable(outcome, 'probe outcome');
   }

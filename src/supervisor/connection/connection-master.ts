@@ -82,7 +82,9 @@ export async function runMaster(host: MasterHost, attempt: number, signal: Abort
   rmSync(plan.controlPath, { force: true });
   const failure =
     exit.spawnError !== null ? spawnFailure(exit.spawnError) : classifyExit({ code: exit.code, signal: exit.signal, lines: lines.toArray(), flag: '-L', remoteBind: null });
-  const probe: ProbeTarget | null = failure.probe === 'ssh-port' && plan.sshEndpoint !== null ? { kind: 'ssh-port', ...plan.sshEndpoint } : null;
+  // Where the server is now: the ssh config may have moved it since this master started.
+  const endpoint = host.plan().sshEndpoint;
+  const probe: ProbeTarget | null = failure.probe === 'ssh-port' && endpoint !== null ? { kind: 'ssh-port', ...endpoint } : null;
   host.dispatch({ type: 'exited', attempt, exit: { code: exit.code, signal: exit.signal }, failure, probe });
   resolveGone();
 }

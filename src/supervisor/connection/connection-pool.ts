@@ -25,8 +25,15 @@ export class ConnectionPool {
       });
       this.connections.set(plan.id, created);
       c = created;
+    } else {
+      c.replan(plan);
     }
     return c;
+  }
+
+  /** A tunnel's refreshed plan: its connection, if it exists, reads it from now on. */
+  replan(plan: ConnectionPlan): void {
+    this.connections.get(plan.id)?.replan(plan);
   }
 
   /** The connection with this id, if it exists (never creates one). */

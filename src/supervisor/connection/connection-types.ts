@@ -12,7 +12,10 @@ import type { SpawnPty } from '../process/pty-process.js';
 import type { ConnectionRules } from './connection-phase.js';
 
 /** How a forward on a shared connection ended. */
-export type ForwardEnd = { kind: 'cancelled' } | { kind: 'failed'; failure: Failure; code: number | null; signal: string | null };
+export type ForwardEnd =
+  | { kind: 'cancelled' }
+  /** `byConnection`: the connection is down (lost, backing off): its backoff, not the tunnel's, tries again. */
+  | { kind: 'failed'; failure: Failure; code: number | null; signal: string | null; byConnection: boolean };
 
 /**
  * What a forward tells its tunnel, synchronously, so that a tunnel has left RUNNING

@@ -123,10 +123,25 @@ export class ConnectionRunner {
    * tries at once, with the plan as it is now (a new server address is probed from then on).
    */
   retryNow(plan: ConnectionPlan): void {
-    if (plan.id === this.plan.id) this.plan = plan;
+    this.replan(plan);
     // The tunnel that asks joins right after (Runner.followConnection); were it not to,
     // the master would end as unwanted at the next member that leaves.
     this.dispatch({ type: 'wanted', now: true });
+  }
+
+  /**
+   * The plan its tunnels were given last (plan/plan-refresh.ts): its probes while its
+   * server is down and its next master read it, so that an ssh config edit counts here
+   * as it does for the tunnels.
+   */
+  replan(plan: ConnectionPlan): void {
+    if (plan.id === this.plan.id) this.plan = plan;
+  }
+
+  /** While it backs off: when it tries again and why it is down (null: it is not backing off). */
+  get retrying(): { at: number; error: string } | null {
+    const p = this.conn.phase;
+    return p.id === 'backoff' ? { at: p.until, error: p.failure.message } : null;
   }
 
   /** Called each time the master is up (after the forwards waiting for it were asked for). */
@@ -151,7 +166,7 @@ export class ConnectionRunner {
     const verdict = forwardVerdict(this.conn);
     if (verdict.kind === 'down') {
       const failure = verdict.failure ?? { reason: 'connection_lost', retry: true, probe: null, message: 'the shared connection is down' };
-      this.forwards.end(forward, { kind: 'failed', failure: { ...failure, probe: null }, code: null, signal: null });
+      this.forwards.end(forward, { kind: 'failed', failure: { ...failure, probe: null }, code: null, signal: null, byConnection: true });
     } else if (verdict.kind === 'add') {
       this.forwards.queueAdd(forward);
     }

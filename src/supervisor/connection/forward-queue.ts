@@ -95,7 +95,7 @@ export class ForwardQueue {
       if (f.phase === 'cancelling' || f.cancelAsked) this.end(f, { kind: 'cancelled' });
       // Waiting forwards of a connection being retried end too: their tunnels back off
       // with the cause and are called back once it is up again.
-      else this.end(f, { kind: 'failed', failure: { ...failure, probe: null }, code: exit?.code ?? null, signal: exit?.signal ?? null });
+      else this.end(f, { kind: 'failed', failure: { ...failure, probe: null }, code: exit?.code ?? null, signal: exit?.signal ?? null, byConnection: true });
     }
   }
 
@@ -135,7 +135,7 @@ export class ForwardQueue {
     const same = this.byPort.get(f.port);
     same?.delete(f);
     if (same?.size === 0) this.byPort.delete(f.port);
-    f.events.ended(end.kind === 'cancelled' && f.failWith !== null ? { kind: 'failed', failure: f.failWith, code: null, signal: null } : end);
+    f.events.ended(end.kind === 'cancelled' && f.failWith !== null ? { kind: 'failed', failure: f.failWith, code: null, signal: null, byConnection: false } : end);
   }
 
   private queueCancel(f: Forward): void {
@@ -243,7 +243,7 @@ export class ForwardQueue {
     // The master went away meanwhile: its end already ended these forwards.
     const now = this.host.master();
     if (!now.up || now.pid !== pid) {
-      for (const f of batch) if (f.phase === 'adding') this.end(f, { kind: 'failed', failure: this.host.lastFailure() ?? LOST, code: null, signal: null });
+      for (const f of batch) if (f.phase === 'adding') this.end(f, { kind: 'failed', failure: this.host.lastFailure() ?? LOST, code: null, signal: null, byConnection: !now.up });
       return;
     }
     if (out.code === 0) {
@@ -275,7 +275,7 @@ export class ForwardQueue {
     if (f === undefined || f.phase !== 'adding') return;
     // The master writes why (the bind error) on its own stderr; let that line arrive.
     await new Promise((r) => setImmediate(r));
-    this.end(f, { kind: 'failed', failure: this.explainForward(f, out.lines), code: out.code, signal: null });
+    this.end(f, { kind: 'failed', failure: this.explainForward(f, out.lines), code: out.code, signal: null, byConnection: false });
   }
 
   private async runCancels(batch: Forward[]): Promise<void> {

@@ -64,20 +64,20 @@ export type ProbeOutcome =
   | { kind: 'same' }
   /** The fault is over and a login is allowed now: try at once. */
   | { kind: 'retry' }
-  /** Probe again later, or try sooner than planned. */
-  | { kind: 'wait'; phase: RetryWait; effects: TokenEffect<RetryDue>[] };
+  /** Probe again later, or try sooner than planned: the backoff now ends at `until`. */
+  | { kind: 'wait'; until: number; effects: TokenEffect<RetryDue>[] };
 
 /**
  * While backing off, the probe checks every interval whether the fault has ended; once
  * it has, the login comes at once (one login per `minLoginIntervalMs` at most).
  */
-export function afterProbe(p: RetryWait, target: ProbeTarget, ok: boolean, lastSpawnAt: number | null, rules: RetryRules, world: World): ProbeOutcome {
+export function afterProbe(p: Pick<RetryWait, 'wait' | 'until'>, target: ProbeTarget, ok: boolean, lastSpawnAt: number | null, rules: RetryRules, world: World): ProbeOutcome {
   if (!ok) {
     const at = world.now + rules.probeIntervalMs;
-    return at < p.until ? { kind: 'wait', phase: p, effects: [{ type: 'probe', token: p.wait, at, target }] } : { kind: 'same' };
+    return at < p.until ? { kind: 'wait', until: p.until, effects: [{ type: 'probe', token: p.wait, at, target }] } : { kind: 'same' };
   }
   const at = earliestLogin(world.now, lastSpawnAt, rules.policy);
   if (at <= world.now) return { kind: 'retry' };
   if (at >= p.until) return { kind: 'same' };
-  return { kind: 'wait', phase: { ...p, until: at }, effects: [{ type: 'timer', token: p.wait, at, event: { type: 'retry-due', wait: p.wait } }] };
+  return { kind: 'wait', until: at, effects: [{ type: 'timer', token: p.wait, at, event: { type: 'retry-due', wait: p.wait } }] };
 }

@@ -19,7 +19,8 @@ export interface SharedAttemptHooks {
   /** The attempt's stand-in child, whose kill cancels the forward. */
   started(child: SshChild): void;
   added(pid: number): void;
-  ended(exit: { code: number | null; signal: string | null }, failure: Failure): void;
+  /** `byConnection`: its connection is down, and its backoff owns the retry. */
+  ended(exit: { code: number | null; signal: string | null }, failure: Failure, byConnection: boolean): void;
 }
 
 const CANCELLED: Failure = { reason: 'signal', retry: true, probe: null, message: 'the forward was cancelled' };
@@ -50,7 +51,7 @@ export function runSharedAttempt(conn: ConnectionRunner, shared: SharedForward, 
         if (end.kind === 'failed') hooks.note(`forward ${flag} ${value} ended: ${end.failure.message}`);
         const exit = exitOf(end);
         resolveExit({ ...exit, spawnError: null });
-        hooks.ended(exit, end.kind === 'failed' ? end.failure : CANCELLED);
+        hooks.ended(exit, end.kind === 'failed' ? end.failure : CANCELLED, end.kind === 'failed' && end.byConnection);
         resolve();
       },
     });
@@ -80,9 +81,9 @@ export async function runShared(host: AttemptHost, connections: ConnectionPool, 
       host.dispatch({ type: 'spawned', attempt, pid });
       host.dispatch({ type: 'established', attempt });
     },
-    ended: (exit, failure) => {
+    ended: (exit, failure, byConnection) => {
       host.children.delete(attempt);
-      host.dispatch({ type: 'exited', attempt, exit, failure, probe: probeTargetOf(failure, plan) });
+      host.dispatch({ type: 'exited', attempt, exit, failure, probe: probeTargetOf(failure, plan), byConnection });
     },
   });
   resolveGone();

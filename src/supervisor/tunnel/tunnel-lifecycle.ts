@@ -269,6 +269,9 @@ function onExited(t: Tunnel, ev: Extract<Event, { type: 'exited' }>, rules: Rule
         if (p.id === 'running') return withEffects(launch(ended, rules, true), effects);
         return { tunnel: { ...ended, phase: { id: 'login_needed' } }, effects };
       }
+      // SPEC §14: a shared tunnel whose connection is down has one retry owner, the
+      // connection's backoff; an attempt of its own would end at once, never starting an ssh.
+      if (ev.byConnection === true) return withEffects(awaitConnection(ended, failure), effects);
       return withEffects(backoff(ended, p.id === 'running' ? world.now - p.since : null, failure, ev.probe, rules, world), effects);
     }
     case 'stopping': {
@@ -335,18 +338,24 @@ function backoff(t: Tunnel, ranMs: number | null, failure: Failure, probe: Probe
   return { tunnel: { ...t, seq, counters, phase }, effects };
 }
 
+/** RETRYING until its connection is up again and kicks it (`retry-due`): no timer, no probe. */
+function awaitConnection(t: Tunnel, failure: Failure): Step {
+  const wait = t.seq + 1;
+  return { tunnel: { ...t, seq: wait, phase: { id: 'backoff', wait, until: null, failure, probe: null } }, effects: [] };
+}
+
 /** A probe's answer during a backoff (effects/retry-wait.ts). */
 function onProbeResult(t: Tunnel, ev: Extract<Event, { type: 'probe-result' }>, rules: Rules, world: World): Step {
   const p = t.phase;
-  if (p.id !== 'backoff' || p.wait !== ev.wait || p.probe === null) return same(t);
-  const outcome = afterProbe(p, p.probe, ev.ok, t.lastSpawnAt, rules, world);
+  if (p.id !== 'backoff' || p.wait !== ev.wait || p.probe === null || p.until === null) return same(t);
+  const outcome = afterProbe({ wait: p.wait, until: p.until }, p.probe, ev.ok, t.lastSpawnAt, rules, world);
   switch (outcome.kind) {
     case 'same':
       return same(t);
     case 'retry':
       return retryNow(t, rules);
     case 'wait':
-      return { tunnel: outcome.phase === p ? t : { ...t, phase: outcome.phase }, effects: outcome.effects };
+      return { tunnel: outcome.until === p.until ? t : { ...t, phase: { ...p, until: outcome.until } }, effects: outcome.effects };
     default:
       return unreachable(outcome, 'probe outcome');
   }

@@ -67,6 +67,11 @@ export class ConnectionLink {
     conn.want(this.hash, () => this.hooks.kick());
   }
 
+  /** When the connection it waits for tries again, and why it is down (null: not backing off, or none joined). */
+  retrying(): { at: number; error: string } | null {
+    return this.joined?.conn.retrying ?? null;
+  }
+
   /** The login slot of an interactive shared connection, created with it if need be. */
   slot(shared: SharedForward): LoginSlot {
     return this.pool.get(shared.connection).slot;

@@ -19,8 +19,12 @@ export type Phase =
   /** `pid` is null until the attempt got its host's spawn slot and ssh was started. `ending`: timed out, being ended. */
   | { id: 'starting'; attempt: number; pid: number | null; ending: Failure | null }
   | { id: 'running'; attempt: number; pid: number | null; since: number }
-  /** `probe`: what to watch for the fault's end (null: wait it out). */
-  | { id: 'backoff'; wait: number; until: number; failure: Failure; probe: ProbeTarget | null }
+  /**
+   * `probe`: what to watch for the fault's end (null: wait it out). `until` null: the
+   * fault is its shared connection's, whose backoff alone tries again (it kicks the
+   * tunnel with `retry-due` once it is up): no timer, no probe, no attempt of its own.
+   */
+  | { id: 'backoff'; wait: number; until: number | null; failure: Failure; probe: ProbeTarget | null }
   | { id: 'failed'; failure: Failure }
   /** TERM sent (KILL follows after the grace period); `then` says what comes once the child is gone. */
   | { id: 'stopping'; attempt: number; pid: number | null; then: AfterStop }
@@ -52,8 +56,11 @@ export type Event =
   | { type: 'spawned'; attempt: number; pid: number | null }
   | { type: 'established'; attempt: number }
   | { type: 'start-timeout'; attempt: number }
-  /** The attempt's child is gone; `failure` is how its output reads (classify.ts), `probe` what would watch that fault's end. */
-  | { type: 'exited'; attempt: number; exit: { code: number | null; signal: string | null }; failure: Failure; probe: ProbeTarget | null }
+  /**
+   * The attempt's child is gone; `failure` is how its output reads (classify.ts), `probe` what would watch that fault's end.
+   * `byConnection`: a shared forward ended because its connection is down; the connection's backoff owns the retry.
+   */
+  | { type: 'exited'; attempt: number; exit: { code: number | null; signal: string | null }; failure: Failure; probe: ProbeTarget | null; byConnection?: boolean }
   | { type: 'retry-due'; wait: number }
   | { type: 'probe-result'; wait: number; ok: boolean }
   /** A person attached a terminal to an interactive tunnel's login. */

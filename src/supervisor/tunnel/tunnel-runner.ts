@@ -95,6 +95,8 @@ export class Runner {
   /** Used by the next spawn; a running child keeps the plan it was started with. */
   setPlan(plan: TunnelPlan): void {
     this.plan = plan;
+    // One plan for the tunnel and its connection: the connection probes and dials what it says.
+    if (plan.shared !== null) this.deps.connections.replan(plan.shared.connection);
   }
 
   /** The plan the next spawn uses. */
@@ -132,10 +134,22 @@ export class Runner {
       restarts: t.restarts,
       connection: this.link.record(this.plan.shared, t.phase),
       last_exit: t.lastExit,
-      last_error: t.lastError,
-      next_retry_at: t.phase.id === 'backoff' ? new Date(t.phase.until).toISOString() : null,
+      ...this.retry(),
       health: this.health.record(),
     };
+  }
+
+  /**
+   * Why it is down and when it tries again: its own backoff's, or, while its shared
+   * connection owns the retry, the connection's (its cause as it is now).
+   */
+  private retry(): Pick<StatusRecord, 'last_error' | 'next_retry_at'> {
+    const t = this.tunnel;
+    const p = t.phase;
+    if (p.id !== 'backoff') return { last_error: t.lastError, next_retry_at: null };
+    if (p.until !== null) return { last_error: t.lastError, next_retry_at: new Date(p.until).toISOString() };
+    const conn = this.link.retrying();
+    return { last_error: conn?.error ?? t.lastError, next_retry_at: conn === null ? null : new Date(conn.at).toISOString() };
   }
 
   /** Publishes the status record if it changed (its shared login's state, seen from outside). */

@@ -68,7 +68,7 @@ describe('ForwardQueue', () => {
     a.handle.cancel();
     const failure = { reason: 'connection_lost' as const, retry: true, probe: 'ssh-port' as const, message: 'connection lost: Connection closed by 10.0.0.1 port 22' };
     queue.endAll(failure, { code: 255, signal: null });
-    expect(ended).toEqual([{ kind: 'cancelled' }, { kind: 'failed', failure: { ...failure, probe: null }, code: 255, signal: null }]);
+    expect(ended).toEqual([{ kind: 'cancelled' }, { kind: 'failed', failure: { ...failure, probe: null }, code: 255, signal: null, byConnection: true }]);
     expect(queue.forwards.size).toBe(0);
   });
 });
