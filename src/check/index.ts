@@ -15,6 +15,7 @@ import { checkTarget } from '../tunnel/check-target.js';
 import type { OwnListener } from '../tunnel/exposure.js';
 import { apiListenOf, ownListeners } from '../settings/own-listeners.js';
 import { exposureProblems } from './exposure.js';
+import { unsetKeyVariables } from './env-refs.js';
 import { unreachable } from '../kernel/unreachable.js';
 
 export type { CheckProblem, CheckReport, TunnelResolution } from './report.js';
@@ -33,6 +34,8 @@ export interface CheckOptions {
   home?: string;
   /** The SSH directory's path on the host (SSH_DIR_HOST), for fix commands in a container. */
   hostSshDir?: string;
+  /** Where `${VAR}` in the proxy's keys is read from, as the daemon would; defaults to this process's environment. */
+  env?: Record<string, string | undefined>;
   /** SSH_AUTH_SOCK; defaults to this process's environment. */
   agentSocket?: string | null;
   /** TUNNEL_DIRECTION_MODE: which side listens decides which tunnels conflict. */
@@ -125,6 +128,7 @@ export async function runChecks(opts: CheckOptions): Promise<CheckReport> {
           notes.push(`tunnel "${t.name}": its health_check will not run: the daemon cannot reach the listening side of this ${flag} forward (a -R bound to loopback on the server, or a server behind a proxy); bind it to an address the daemon reaches, or drop the check`);
         }
       }
+      problems.push(...unsetKeyVariables(opts.configPath, load.config.proxy, opts.env ?? process.env));
       problems.push(...remoteListenClashes(load.config.tunnels, tunnels, opts.mode ?? 'default'));
       exposure.push(...exposureProblems(load.config.tunnels, opts.mode ?? 'default', opts.ownListeners ?? ownListeners(apiListenOf({}, process.env), process.env)));
       break;

@@ -25,7 +25,7 @@ export function callerOf(authorization: string | undefined, apiKeys: readonly Se
   if (usable === 0) {
     // Fail closed, and say it is the server's setup, not the caller's key.
     const where = clients === null ? 'proxy.api_keys refers' : apiKeys === null ? 'proxy.clients refer' : 'proxy.api_keys and proxy.clients refer';
-    return { ok: false, error: { status: 503, type: 'server_error', code: 'proxy_keys_unset', message: `${where} only to environment variables that are not set; see the server log` } };
+    return { ok: false, error: { status: 503, type: 'server_error', code: 'proxy_keys_unset', message: `${where} only to environment variables that are not set or empty (the server log names them: proxy_unset_variable; tunnel-manager check lists them); set them and restart the daemon: it reads its environment only when it starts` } };
   }
   const token = bearerToken(authorization);
   if (token !== null) {

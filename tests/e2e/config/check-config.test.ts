@@ -69,3 +69,12 @@ test("the README's and docs/proxy.md's sample configs (comments after values, ke
   const reference = await check('tunnels:\n  - name: db   # primary\n    remote_host: one\n    remote_port: 5432\n    local_port: 15432\n');
   expect(reference.stdout).toMatch(/hash differs from autossh-tunnel-dockerized's: line 2, tunnel "db": .*the reference took the comment at the end of the line into the value; scripts that stored [0-9a-f]{8} need [0-9a-f]{8}, or write name: "db   # primary" to keep the reference's value and hash/);
 });
+
+test('a ${VAR} key whose variable is unset is a problem naming the field and the variable, with set-and-restart as the fix', async () => {
+  const r = await check('tunnels: []\nproxy:\n  api_keys: ["${PROXY_KEY}"]\n  providers:\n    gpu:\n      base_url: http://127.0.0.1:9\n      api_key: ${UPSTREAM_KEY}\n');
+  expect(r.code).toBe(1);
+  expect(r.stdout).not.toContain('no problems found');
+  expect(r.stdout).toContain(`${join(dir, 'config.yaml')}: proxy.api_keys[0]: \${PROXY_KEY} is not set`);
+  expect(r.stdout).toContain(`${join(dir, 'config.yaml')}: proxy.providers.gpu.api_key: \${UPSTREAM_KEY} is not set`);
+  expect(r.stdout).toMatch(/fix: set PROXY_KEY in the daemon's environment .*then restart the daemon/);
+});

@@ -39,6 +39,7 @@ describe('api_keys guard the /v1 group', () => {
       expect(r.status).toBe(503);
       expect(r.json.error.code).toBe('proxy_keys_unset');
       expect(r.text).not.toContain('UNSET_PROXY_KEY');
+      expect(r.json.error.message).toMatch(/not set or empty .*proxy_unset_variable.*tunnel-manager check.*restart the daemon: it reads its environment only when it starts/);
       expect(h.logs).toContainEqual(expect.objectContaining({ event: 'proxy_unset_variable', variable: 'UNSET_PROXY_KEY' }));
     } finally {
       h.setConfig({ api_keys: ['${PROXY_KEY}', 'literal-key'], providers: { mock: { base_url: h.mock.baseUrl } } });
