@@ -1,6 +1,5 @@
 export { createSupervisor } from './supervisor-start.js';
-export type { SupervisorOptions } from './supervisor.js';
-export type { ApplyReport, SupervisorApi, SupervisorEvent } from './types.js';
+export type { ApplyReport, SupervisorApi, SupervisorEvent, SupervisorOptions } from './types.js';
 export type { Clock } from './clock.js';
 export type { SpawnSsh, SshChild, ChildExit } from './process/ssh-process.js';
 export type { Probe, ProbeTarget } from './health/probe.js';

@@ -11,7 +11,8 @@ import { writeDaemonSshConfig } from './plan/ssh-config-file.js';
 import { prepareStateDir, statePaths } from './state/state-files.js';
 import { DEFAULTS } from './supervisor-deps.js';
 import { prepareControlDir } from './connection/control-path.js';
-import { Supervisor, type SupervisorOptions } from './supervisor.js';
+import { Supervisor } from './supervisor.js';
+import type { SupervisorOptions } from './types.js';
 import type { SupervisorApi } from './types.js';
 
 /**

@@ -1,7 +1,7 @@
 // The supervisor: one runner per configured tunnel, driven by the config (apply) and
 // by the user (start/stop, remembered in the state dir). Operations run one at a
 // time, so a reload never interleaves with a stop.
-import type { DirectionMode, TunnelSpec } from '../tunnel/spec.js';
+import type { TunnelSpec } from '../tunnel/spec.js';
 import type { DesiredState, StatusRecord } from '../tunnel/status.js';
 import type { ChildRegistry } from './process/children.js';
 import type { StateLock } from './state/state-lock.js';
@@ -13,24 +13,11 @@ import { Runner, type RunnerDeps } from './tunnel/tunnel-runner.js';
 import { PlanRefresh } from './plan/plan-refresh.js';
 import { removalOrder } from './plan/apply-order.js';
 import type { DaemonSshConfigFile } from './plan/ssh-config-file.js';
-import { ptySpawn, type SpawnPty } from './process/pty-process.js';
+import { ptySpawn } from './process/pty-process.js';
 import type { ConnectionPool } from './connection/connection-pool.js';
 import { runnerDeps } from './supervisor-deps.js';
 import { err, type Result } from '../kernel/result.js';
-import type { ApplyReport, Attachment, AttachRefusal, SupervisorApi, SupervisorEvent, TerminalSink } from './types.js';
-
-export interface SupervisorOptions {
-  sshBin: string;
-  /** The user's ssh config: read by ssh -G with -F when set, and Included by the daemon's own (ssh-config-file.ts). */
-  sshConfigPath: string | null;
-  stateDir: string;
-  mode: DirectionMode;
-  log?: (entry: Record<string, unknown>) => void;
-  /** Spawns ssh in a pseudo-terminal, for interactive tunnels (SPEC §13); node-pty by default. */
-  spawnPty?: SpawnPty;
-  /** Every line each tunnel's ssh writes, as it comes: where a health watcher reads channel errors (SPEC §5). */
-  onSshLine?: (hash: string, line: string) => void;
-}
+import type { ApplyReport, Attachment, AttachRefusal, SupervisorApi, SupervisorEvent, SupervisorOptions, TerminalSink } from './types.js';
 
 /** How long after a reload the tunnels it left as they were have their ssh config read again (plan-refresh.ts). */
 const REREAD_AFTER_RELOAD_MS = 250;

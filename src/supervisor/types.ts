@@ -1,6 +1,8 @@
 import type { TunnelSpec } from '../tunnel/spec.js';
 import type { Result } from '../kernel/result.js';
 import type { StatusRecord } from '../tunnel/status.js';
+import type { DirectionMode } from '../tunnel/spec.js';
+import type { SpawnPty } from './process/pty-process.js';
 
 /** What applying a new tunnel list changed, by hash. */
 export interface ApplyReport {
@@ -81,4 +83,18 @@ export interface SupervisorApi {
   subscribe(listener: (e: SupervisorEvent) => void): () => void;
   /** Ends every child and waits; idempotent. */
   shutdown(): Promise<void>;
+}
+
+/** What createSupervisor (supervisor-start.ts) is given. */
+export interface SupervisorOptions {
+  sshBin: string;
+  /** The user's ssh config: read by ssh -G with -F when set, and Included by the daemon's own (ssh-config-file.ts). */
+  sshConfigPath: string | null;
+  stateDir: string;
+  mode: DirectionMode;
+  log?: (entry: Record<string, unknown>) => void;
+  /** Spawns ssh in a pseudo-terminal, for interactive tunnels (SPEC §13); node-pty by default. */
+  spawnPty?: SpawnPty;
+  /** Every line each tunnel's ssh writes, as it comes: where a health watcher reads channel errors (SPEC §5). */
+  onSshLine?: (hash: string, line: string) => void;
 }

@@ -7,7 +7,8 @@
 // takes over the one the master holds, with no `-O` run and no moment without a
 // listener, and only the last of them to go runs `-O cancel`.
 import { unreachable } from '../../kernel/unreachable.js';
-import { classifyExit, type Failure } from '../process/ssh-exit-classify.js';
+import type { Failure } from '../process/ssh-exit-classify.js';
+import { forwardFailure } from './forward-failure.js';
 import type { ControlForward, ControlOutcome } from './control-command.js';
 import type { ForwardEnd, ForwardEvents, ForwardHandle } from './connection-types.js';
 import { MasterHolds, specKey } from './master-holds.js';
@@ -275,7 +276,7 @@ export class ForwardQueue {
     if (f === undefined || f.phase !== 'adding') return;
     // The master writes why (the bind error) on its own stderr; let that line arrive.
     await new Promise((r) => setImmediate(r));
-    this.end(f, { kind: 'failed', failure: this.explainForward(f, out.lines), code: out.code, signal: null, byConnection: false });
+    this.end(f, { kind: 'failed', failure: forwardFailure(f.fwd, f.port, this.host.masterLines(), out.lines), code: out.code, signal: null, byConnection: false });
   }
 
   private async runCancels(batch: Forward[]): Promise<void> {
@@ -295,16 +296,5 @@ export class ForwardQueue {
   private noticeTimeout(timedOut: boolean, pid: number | null): void {
     const m = this.host.master();
     if (timedOut && m.up && m.pid === pid) this.host.unresponsive(m.attempt);
-  }
-
-  /** The client's words, and the master's lines that name this forward's port. */
-  private explainForward(f: Forward, clientLines: readonly string[]): Failure {
-    const port = new RegExp(`[:\\s]${f.port}\\b`);
-    const master = this.host.masterLines().filter((l) => port.test(l) || /Server has disabled port forwarding/.test(l));
-    const flag = f.fwd.flag === '-R' ? '-R' : '-L';
-    const remoteBind = flag === '-R' ? (/^(\[[^\]]*\]|[^:]*):/.exec(f.fwd.value)?.[1]?.replace(/^\[|\]$/g, '') ?? null) : null;
-    // ssh's function names say nothing to a user: "mux_client_forward: forwarding request failed: X" is X.
-    const plain = [...master.slice(-5), ...clientLines].map((l) => l.replace(/^mux_\w+: (forwarding request failed: )?/, ''));
-    return classifyExit({ code: 255, signal: null, lines: plain, flag, remoteBind });
   }
 }
