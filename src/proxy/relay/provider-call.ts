@@ -15,23 +15,16 @@ import { askingUsage, USAGE_ON_REQUEST } from './usage-request.js';
  * headers the provider's API requires; the body is the translation's already.
  */
 export function providerCall(r: RelayRequest, t: BodyTranslation | null): UpstreamCall {
-  const { provider } = r;
-  const call: UpstreamCall = {
-    method: r.method ?? 'POST',
-    path: '',
-    headers: upstreamRequestHeaders(r.req, r.requestId, provider.credential, r.forwarded, r.payload === null ? null : r.contentType),
-    body: r.payload,
-    keepAliveMs: provider.keepAliveMs,
-  };
+  const { provider, payload } = r;
+  const method = r.method ?? 'POST';
+  const headers = upstreamRequestHeaders(r.req, r.requestId, provider.credential, r.forwarded, payload === null ? null : r.contentType);
   if (t !== null) {
-    call.path = t.upstreamPath(provider.basePath);
-    for (const [name, value] of t.defaultHeaders) if (r.req.headers[name] === undefined) call.headers.push(name, value);
-    return call;
+    for (const [name, value] of t.defaultHeaders) if (r.req.headers[name] === undefined) headers.push(name, value);
+    return { method, path: t.upstreamPath(provider.basePath), headers, body: payload, keepAliveMs: provider.keepAliveMs };
   }
   const endpoint = r.endpoint ?? '/chat/completions';
   const url = r.req.url ?? '';
   const q = url.indexOf('?');
-  call.path = `${provider.basePath}${endpoint}${q === -1 ? '' : url.slice(q)}`;
-  if (r.observer.metered && r.payload !== null && USAGE_ON_REQUEST.has(endpoint) && r.contentType === undefined) call.body = askingUsage(r.payload) ?? r.payload;
-  return call;
+  const asking = r.observer.metered && payload !== null && USAGE_ON_REQUEST.has(endpoint) && r.contentType === undefined ? askingUsage(payload) : null;
+  return { method, path: `${provider.basePath}${endpoint}${q === -1 ? '' : url.slice(q)}`, headers, body: asking ?? payload, keepAliveMs: provider.keepAliveMs };
 }
