@@ -16,14 +16,13 @@
 import { errorJson, type ProxyError } from '../errors.js';
 import { messagesUsage, stopReason, type MessagesContext } from './chat-to-messages-answer.js';
 import { isObject, type Json } from './shape.js';
-import { chatStreamEvent, namedEvent, type SseEvent } from './sse-events.js';
-import type { StreamTranslator } from './stream.js';
+import { FromChatStream, type ChatChunk } from './from-chat-stream.js';
+import { namedEvent } from './sse-events.js';
 
 type Open = { kind: 'text' | 'thinking'; index: number } | null;
 
-export class ChatToMessagesStream implements StreamTranslator {
+export class ChatToMessagesStream extends FromChatStream {
   private started = false;
-  private done = false;
   private nextIndex = 0;
   private open: Open = null;
   // Tool call index (chat) → block index (Messages), and the tool blocks not yet stopped.
@@ -32,14 +31,11 @@ export class ChatToMessagesStream implements StreamTranslator {
   private finish: { stop_reason: string; stop_sequence: string | null } | null = null;
   private usage: Json = { output_tokens: 0 };
 
-  constructor(private readonly ctx: MessagesContext) {}
+  constructor(private readonly ctx: MessagesContext) {
+    super();
+  }
 
-  event(e: SseEvent): string {
-    if (this.done) return '';
-    const read = chatStreamEvent(e);
-    if (read.kind === 'done') return this.close();
-    if (read.kind === 'failed') return this.fail(read.error);
-    if (read.kind === 'nothing') return '';
+  protected chunk(read: ChatChunk): string {
     const { chunk, delta } = read;
     let out = '';
     if (!this.started) {
@@ -56,13 +52,11 @@ export class ChatToMessagesStream implements StreamTranslator {
     return out;
   }
 
-  end(): string | null {
-    if (this.done) return '';
-    return this.finish === null ? null : this.close();
+  protected finished(): boolean {
+    return this.finish !== null;
   }
 
-  fail(e: ProxyError): string {
-    this.done = true;
+  protected errorEvent(e: ProxyError): string {
     return `event: error\ndata: ${errorJson(e, 'anthropic')}\n\n`;
   }
 
@@ -105,8 +99,7 @@ export class ChatToMessagesStream implements StreamTranslator {
     return out;
   }
 
-  private close(): string {
-    this.done = true;
+  protected close(): string {
     let out = this.started ? '' : namedEvent('message_start', { message: { id: 'msg_translated', type: 'message', role: 'assistant', model: '', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0 } } });
     out += this.stopOpen();
     out += namedEvent('message_delta', { delta: this.finish ?? { stop_reason: 'end_turn', stop_sequence: null }, usage: this.usage });

@@ -16,32 +16,27 @@
 import { errorJson, type ProxyError } from '../errors.js';
 import { callItem, messageItem, reasoningItem, responseObject, responsesUsage, type ResponsesContext } from './chat-to-responses-answer.js';
 import { isObject, type Json } from './shape.js';
-import { chatStreamEvent, type SseEvent } from './sse-events.js';
-import type { StreamTranslator } from './stream.js';
+import { FromChatStream, type ChatChunk } from './from-chat-stream.js';
 
 type Item = { kind: 'message' | 'reasoning'; index: number; id: string; text: string } | { kind: 'call'; index: number; id: string; callId: string; name: string; args: string };
 
-export class ChatToResponsesStream implements StreamTranslator {
+export class ChatToResponsesStream extends FromChatStream {
   private seq = 0;
   private id = 'resp_translated';
   private model: unknown = '';
   private created = Math.floor(Date.now() / 1000);
   private started = false;
-  private done = false;
   private open: Item | null = null;
   private readonly output: Json[] = [];
   private readonly calls = new Map<number, Item & { kind: 'call' }>();
   private finish: string | null = null;
   private usage: Json | null = null;
 
-  constructor(private readonly ctx: ResponsesContext) {}
+  constructor(private readonly ctx: ResponsesContext) {
+    super();
+  }
 
-  event(e: SseEvent): string {
-    if (this.done) return '';
-    const read = chatStreamEvent(e);
-    if (read.kind === 'done') return this.close();
-    if (read.kind === 'failed') return this.fail(read.error);
-    if (read.kind === 'nothing') return '';
+  protected chunk(read: ChatChunk): string {
     const { chunk, delta } = read;
     let out = '';
     if (!this.started) {
@@ -61,13 +56,11 @@ export class ChatToResponsesStream implements StreamTranslator {
     return out;
   }
 
-  end(): string | null {
-    if (this.done) return '';
-    return this.finish === null ? null : this.close();
+  protected finished(): boolean {
+    return this.finish !== null;
   }
 
-  fail(e: ProxyError): string {
-    this.done = true;
+  protected errorEvent(e: ProxyError): string {
     return `data: ${errorJson(e)}\n\n`;
   }
 
@@ -131,10 +124,9 @@ export class ChatToResponsesStream implements StreamTranslator {
     return this.ev('response.function_call_arguments.done', { item_id: item.id, output_index: item.index, name: item.name, arguments: item.args }) + this.ev('response.output_item.done', { output_index: item.index, item: done });
   }
 
-  private close(): string {
+  protected close(): string {
     let out = this.started ? '' : this.ev('response.created', { response: this.response('in_progress', []) });
     out += this.closeOpen();
-    this.done = true;
     const status = this.finish === 'length' ? 'incomplete' : 'completed';
     return out + this.ev(status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response: this.response(status, this.output) });
   }

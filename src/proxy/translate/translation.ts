@@ -4,7 +4,7 @@
  * refused as before (400 unsupported_format).
  */
 import type { ProviderFormat } from '../../config/proxy-schema.js';
-import type { Result } from '../../kernel/result.js';
+import { ok, type Result } from '../../kernel/result.js';
 import type { Endpoint } from '../routes.js';
 import type { ProxyError } from '../errors.js';
 import type { BodyTranslation } from '../relay/body-translation.js';
@@ -19,7 +19,8 @@ import { countTokensAnswer, countTokensError, countTokensRequest, tokenizePath }
 import { messagesToChatAnswer } from './messages-to-chat-answer.js';
 import { messagesToChatRequest } from './messages-to-chat-request.js';
 import { MessagesToChatStream } from './messages-to-chat-stream.js';
-import { isObject, type Json } from './shape.js';
+import { isObject, type Json, type TranslatedRequest } from './shape.js';
+import type { AnswerTranslation } from './stream.js';
 
 /** One request, translated for a provider of another format: the request's body here, the rest as the relay's plug for it (relay/body-translation.ts). */
 export interface Translation extends BodyTranslation {
@@ -39,23 +40,23 @@ const payload = (body: Json) => (model: string) => {
 
 const underBase = (path: string) => (basePath: string) => `${basePath}${path}`;
 
+/** A request translated for a provider of `format`: its body written per target, its answers brought back by `answers`. */
+function translated(
+  format: ProviderFormat,
+  upstreamPath: (basePath: string) => string,
+  request: TranslatedRequest,
+  answers: AnswerTranslation,
+  defaultHeaders: Translation['defaultHeaders'] = [],
+): Result<Translation, ProxyError> {
+  return ok({ kind: 'translated', format, upstreamPath, payloadFor: payload(request.body), dropped: request.dropped, ...answerPlug(answers), defaultHeaders });
+}
+
 const messagesToChat: Translate = (fields) => {
   const r = messagesToChatRequest(fields);
   if (!r.ok) return r;
   const stop = Array.isArray(fields.stop_sequences) ? (fields.stop_sequences as unknown[]).filter((s): s is string => typeof s === 'string') : [];
   const ctx: MessagesContext = { stopSequences: stop };
-  return {
-    ok: true,
-    value: {
-      kind: 'translated',
-      format: 'openai',
-      upstreamPath: underBase('/chat/completions'),
-      payloadFor: payload(r.value.body),
-      dropped: r.value.dropped,
-      ...answerPlug({ json: (body) => chatToMessagesAnswer(body, ctx), stream: () => new ChatToMessagesStream(ctx) }),
-      defaultHeaders: [],
-    },
-  };
+  return translated('openai', underBase('/chat/completions'), r.value, { json: (body) => chatToMessagesAnswer(body, ctx), stream: () => new ChatToMessagesStream(ctx) });
 };
 
 // Anthropic's API refuses a request without it; OpenAI's clients never send it.
@@ -65,54 +66,21 @@ const chatToMessages: Translate = (fields) => {
   const r = chatToMessagesRequest(fields);
   if (!r.ok) return r;
   const includeUsage = isObject(fields.stream_options) && fields.stream_options.include_usage === true;
-  return {
-    ok: true,
-    value: {
-      kind: 'translated',
-      format: 'anthropic',
-      upstreamPath: underBase('/messages'),
-      payloadFor: payload(r.value.body),
-      dropped: r.value.dropped,
-      ...answerPlug({ json: messagesToChatAnswer, stream: () => new MessagesToChatStream(includeUsage) }),
-      defaultHeaders: [ANTHROPIC_VERSION],
-    },
-  };
+  return translated('anthropic', underBase('/messages'), r.value, { json: messagesToChatAnswer, stream: () => new MessagesToChatStream(includeUsage) }, [ANTHROPIC_VERSION]);
 };
 
 const responsesToChat: Translate = (fields) => {
   const r = responsesToChatRequest(fields);
   if (!r.ok) return r;
   const ctx: ResponsesContext = { request: fields };
-  return {
-    ok: true,
-    value: {
-      kind: 'translated',
-      format: 'openai',
-      upstreamPath: underBase('/chat/completions'),
-      payloadFor: payload(r.value.body),
-      dropped: r.value.dropped,
-      ...answerPlug({ json: (body) => chatToResponsesAnswer(body, ctx), stream: () => new ChatToResponsesStream(ctx) }),
-      defaultHeaders: [],
-    },
-  };
+  return translated('openai', underBase('/chat/completions'), r.value, { json: (body) => chatToResponsesAnswer(body, ctx), stream: () => new ChatToResponsesStream(ctx) });
 };
 
 const countTokens: Translate = (fields) => {
   const r = countTokensRequest(fields);
   if (!r.ok) return r;
-  return {
-    ok: true,
-    value: {
-      kind: 'translated',
-      format: 'openai',
-      upstreamPath: tokenizePath,
-      payloadFor: payload(r.value.body),
-      dropped: r.value.dropped,
-      // /tokenize never streams: a stream would be a provider's mistake, ended as a cut.
-      ...answerPlug({ json: countTokensAnswer, stream: () => new ChatToMessagesStream({ stopSequences: [] }), error: countTokensError }),
-      defaultHeaders: [],
-    },
-  };
+  // /tokenize never streams: a stream would be a provider's mistake, ended as a cut.
+  return translated('openai', tokenizePath, r.value, { json: countTokensAnswer, stream: () => new ChatToMessagesStream({ stopSequences: [] }), error: countTokensError });
 };
 
 /** A translation: the provider format it produces, and how. */
