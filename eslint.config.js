@@ -111,6 +111,36 @@ function proxyStages() {
   ];
 }
 
+/**
+ * src/supervisor/ by concept, lowest first: each sub-folder may import the ones before it
+ * (and the root's vocabulary: types, backoff, clock, spacing), never one after it.
+ * state/ is the state dir; process/ the ssh children; health/ probes and health checks;
+ * effects/ the one shell mechanism of both lifecycles; connection/ a shared master and
+ * its forwards; plan/ what ssh -G makes of a tunnel; tunnel/ one tunnel, riding on all
+ * of them. supervisor.ts at the root composes them.
+ */
+const SUPERVISOR_ORDER = ['state', 'process', 'health', 'effects', 'connection', 'plan', 'tunnel'];
+
+function supervisorOrder() {
+  return SUPERVISOR_ORDER.map((folder, i) => {
+    const later = SUPERVISOR_ORDER.slice(i + 1);
+    return {
+      files: [`src/supervisor/${folder}/**/*.ts`],
+      rules: {
+        'no-restricted-imports': [
+          'error',
+          {
+            patterns: later.length === 0 ? [{ group: ['../supervisor.js', '../supervisor-start.js'], message: 'supervisor.ts composes the sub-folders; they do not import it.' }] : [
+              { group: later.map((f) => `../${f}/*`), message: `src/supervisor/${folder}/ may not import ${later.map((f) => `${f}/`).join(', ')}: the concepts depend one way (${SUPERVISOR_ORDER.join(' → ')}, each on those before it).` },
+              { group: ['../supervisor.js', '../supervisor-start.js'], message: 'supervisor.ts composes the sub-folders; they do not import it.' },
+            ],
+          },
+        ],
+      },
+    };
+  });
+}
+
 export default defineConfig(
   { ignores: ['dist/', 'node_modules/', 'test-artifacts/', 'scripts/.portkey/', 'coverage/'] },
   js.configs.recommended,
@@ -181,4 +211,5 @@ export default defineConfig(
     patterns: [{ group: ['../api/*', '../../api/*', '!../api/sse-reader.js', '!../api/schemas.js', '!../../api/schemas.js'], allowTypeImports: true, message: 'tunnel-cli takes only types from src/api (and the SSE reader and answer schemas).' }],
   }),
   ...proxyStages(),
+  ...supervisorOrder(),
 );

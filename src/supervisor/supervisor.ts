@@ -10,7 +10,7 @@ import type { DesiredStore } from './state/desired.js';
 import { diffTunnels } from '../config/diff.js';
 import type { PlanContext } from './plan/plan.js';
 import { Runner, type RunnerDeps } from './tunnel/tunnel-runner.js';
-import { PlanRefresh } from './plan/plan-refresh.js';
+import { PlanRefresh } from './plan-refresh.js';
 import { removalOrder } from './plan/apply-order.js';
 import type { DaemonSshConfigFile } from './plan/ssh-config-file.js';
 import { ptySpawn } from './process/pty-process.js';

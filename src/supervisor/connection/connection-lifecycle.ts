@@ -14,9 +14,8 @@
 // until a person asks again (the tunnels on it are then AUTH_REQUIRED).
 import { unreachable } from '../../kernel/unreachable.js';
 import { FRESH_COUNTERS, onEstablished } from '../backoff.js';
-import { afterProbe, enterBackoff } from '../effects/retry-wait.js';
+import { afterProbe, enterBackoff, FRESH_PROMPT_MS } from '../effects/retry-wait.js';
 import type { Failure } from '../process/ssh-exit-classify.js';
-import { FRESH_PROMPT_MS } from '../tunnel/tunnel-lifecycle.js';
 import {
   connectionPid,
   connectionState,
@@ -198,7 +197,7 @@ function onExited(c: Connection, ev: Extract<ConnectionEvent, { type: 'exited' }
   }
 }
 
-/** A person is at the terminal: a prompt older than FRESH_PROMPT_MS is replaced by a fresh login (see lifecycle.ts). */
+/** A person is at the terminal: a prompt older than FRESH_PROMPT_MS is replaced by a fresh login (see effects/retry-wait.ts). */
 function onLogin(c: Connection, world: ConnectionWorld): ConnectionStep {
   const p = c.phase;
   if (!c.interactive || p.id !== 'connecting' || p.pid === null || p.ending !== null) return same(c);

@@ -7,7 +7,7 @@ import { rmSync } from 'node:fs';
 import { classifyExit, spawnFailure } from '../process/ssh-exit-classify.js';
 import type { ConnectionEvent } from './connection-phase.js';
 import type { ConnectionDeps, ConnectionPlan } from './connection-types.js';
-import type { LoginSlot } from '../tunnel/login-slot.js';
+import type { LoginSlot } from '../process/login-slot.js';
 import type { ProbeTarget } from '../health/probe.js';
 import type { LoginTerminal } from '../process/pty-process.js';
 import { LineRing } from '../process/ring.js';

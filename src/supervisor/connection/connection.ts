@@ -25,7 +25,7 @@ import { ChannelOwners } from './channel-owners.js';
 import { keepInLog } from '../process/ssh-output.js';
 import type { SshChild } from '../process/ssh-process.js';
 import { MASTER_LINES, runMaster, type MasterHost } from './connection-master.js';
-import { LoginSlot } from '../tunnel/login-slot.js';
+import { LoginSlot } from '../process/login-slot.js';
 import { EffectRunner } from '../effects/effect-runner.js';
 
 export class ConnectionRunner {
@@ -130,7 +130,7 @@ export class ConnectionRunner {
   }
 
   /**
-   * The plan its tunnels were given last (plan/plan-refresh.ts): its probes while its
+   * The plan its tunnels were given last (plan-refresh.ts): its probes while its
    * server is down and its next master read it, so that an ssh config edit counts here
    * as it does for the tunnels.
    */

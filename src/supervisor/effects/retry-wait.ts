@@ -8,6 +8,13 @@ import type { ProbeTarget } from '../health/probe.js';
 import type { TokenEffect, World } from './effects.js';
 
 /** A backoff: wait `wait` ends at `until`; `probe` watches for the fault's end (null: wait it out). */
+/**
+ * sshd drops a login left waiting past its LoginGraceTime (120 s by default), and ssh,
+ * blocked on its terminal, says nothing until the code is typed — and wasted. A person
+ * who comes to a prompt older than this gets a fresh ssh instead.
+ */
+export const FRESH_PROMPT_MS = 60_000;
+
 export interface RetryWait {
   id: 'backoff';
   wait: number;

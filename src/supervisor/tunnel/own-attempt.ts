@@ -5,7 +5,7 @@ import { forwardingRefusedLine } from '../process/ssh-exit-classify.js';
 import { explainExit, probeTargetOf } from './attempt-end.js';
 import type { AttemptHost } from './attempt-host.js';
 import type { SpawnMode } from './tunnel-phase.js';
-import type { LoginSlot } from './login-slot.js';
+import type { LoginSlot } from '../process/login-slot.js';
 import type { LoginTerminal, SpawnPty } from '../process/pty-process.js';
 import { LineRing } from '../process/ring.js';
 import type { SpawnSpacer } from '../spacing.js';

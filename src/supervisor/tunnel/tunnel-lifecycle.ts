@@ -9,7 +9,7 @@
 import type { LastExit } from '../../tunnel/status.js';
 import { unreachable } from '../../kernel/unreachable.js';
 import { FRESH_COUNTERS, onEstablished } from '../backoff.js';
-import { afterProbe, enterBackoff } from '../effects/retry-wait.js';
+import { afterProbe, enterBackoff, FRESH_PROMPT_MS } from '../effects/retry-wait.js';
 import { startTimeoutFailure, type Failure } from '../process/ssh-exit-classify.js';
 import type { ProbeTarget } from '../health/probe.js';
 import { publicStatus, type AfterStop, type Effect, type Event, type Phase, type Rules, type Step, type Tunnel, type World } from './tunnel-phase.js';
@@ -299,12 +299,6 @@ function onExited(t: Tunnel, ev: Extract<Event, { type: 'exited' }>, rules: Rule
   }
 }
 
-/**
- * sshd drops a login left waiting past its LoginGraceTime (120 s by default), and ssh,
- * blocked on its terminal, says nothing until the code is typed — and wasted. A person
- * who comes to a prompt older than this gets a fresh ssh instead.
- */
-export const FRESH_PROMPT_MS = 60_000;
 
 /** A person is at the terminal: a login is started if none waits, and a stale prompt replaced. */
 function onLogin(t: Tunnel, rules: Rules, world: World): Step {

@@ -6,7 +6,7 @@ import type { ConnectionRecord } from '../../tunnel/status.js';
 import type { ConnectionRunner } from '../connection/connection.js';
 import type { ConnectionPool } from '../connection/connection-pool.js';
 import { isActive, type Phase } from './tunnel-phase.js';
-import type { LoginSlot } from './login-slot.js';
+import type { LoginSlot } from '../process/login-slot.js';
 import type { SharedForward } from '../plan/tunnel-plan.js';
 
 export interface LinkHooks {

@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_BACKOFF } from '../../../src/supervisor/backoff.js';
 import { classifyExit, startTimeoutFailure } from '../../../src/supervisor/process/ssh-exit-classify.js';
-import { FRESH_PROMPT_MS, next } from '../../../src/supervisor/tunnel/tunnel-lifecycle.js';
+import { next } from '../../../src/supervisor/tunnel/tunnel-lifecycle.js';
+import { FRESH_PROMPT_MS } from '../../../src/supervisor/effects/retry-wait.js';
 import { initialTunnel, publicStatus, type Effect, type Event, type Phase, type Rules, type Tunnel, type World } from '../../../src/supervisor/tunnel/tunnel-phase.js';
 import { unreachable } from '../../../src/kernel/unreachable.js';
 

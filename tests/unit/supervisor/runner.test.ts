@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_BACKOFF } from '../../../src/supervisor/backoff.js';
 import type { ProbeTarget } from '../../../src/supervisor/health/probe.js';
 import { Runner, type RunnerDeps, type TunnelPlan } from '../../../src/supervisor/tunnel/tunnel-runner.js';
-import { FRESH_PROMPT_MS } from '../../../src/supervisor/tunnel/tunnel-lifecycle.js';
+import { FRESH_PROMPT_MS } from '../../../src/supervisor/effects/retry-wait.js';
 import { ConnectionPool } from '../../../src/supervisor/connection/connection-pool.js';
 import { ProcessSweep } from '../../../src/supervisor/process/process-sweep.js';
 import { SpawnSpacer } from '../../../src/supervisor/spacing.js';

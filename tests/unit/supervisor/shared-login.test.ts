@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_BACKOFF } from '../../../src/supervisor/backoff.js';
 import { ConnectionPool } from '../../../src/supervisor/connection/connection-pool.js';
 import type { ControlForward, ControlOutcome } from '../../../src/supervisor/connection/control-command.js';
-import { FRESH_PROMPT_MS } from '../../../src/supervisor/tunnel/tunnel-lifecycle.js';
+import { FRESH_PROMPT_MS } from '../../../src/supervisor/effects/retry-wait.js';
 import { ProcessSweep } from '../../../src/supervisor/process/process-sweep.js';
 import { Runner, type RunnerDeps, type TunnelPlan } from '../../../src/supervisor/tunnel/tunnel-runner.js';
 import { SpawnSpacer } from '../../../src/supervisor/spacing.js';

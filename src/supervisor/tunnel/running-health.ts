@@ -3,8 +3,8 @@
 // the lines of the attempt it watches.
 import type { HealthRecord } from '../../tunnel/status.js';
 import type { Clock } from '../clock.js';
-import { HealthMonitor } from './health-monitor.js';
-import type { Phase } from '../tunnel/tunnel-phase.js';
+import { HealthMonitor } from '../health/health-monitor.js';
+import type { Phase } from './tunnel-phase.js';
 import type { ProcessSweep } from '../process/process-sweep.js';
 import type { TunnelPlan } from '../plan/tunnel-plan.js';
 

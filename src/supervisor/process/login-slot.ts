@@ -3,10 +3,8 @@
 // a login (a fresh ssh may replace a stale one while the person stays attached).
 // What passes through is never kept beyond the ssh's own screen replay.
 import { err, ok, type Result } from '../../kernel/result.js';
-import type { LoginTerminal } from '../process/pty-process.js';
+import type { LoginTerminal } from './pty-process.js';
 import type { Attachment, LoginOutcome, TerminalSink } from '../types.js';
-import type { Tunnel } from './tunnel-phase.js';
-import { unreachable } from '../../kernel/unreachable.js';
 
 export class LoginSlot {
   private sink: TerminalSink | null = null;
@@ -72,30 +70,5 @@ export class LoginSlot {
     const sink = this.sink;
     this.sink = null;
     sink?.end(outcome);
-  }
-}
-
-/** How a person's login ended, by the tunnel's phase now; null while it goes on (a prompt waits, or a stale one is being replaced). */
-export function loginOutcome(t: Tunnel): LoginOutcome | null {
-  const p = t.phase;
-  const lost = (status: Exclude<LoginOutcome['status'], 'RUNNING'>): LoginOutcome => ({ status, message: t.lastError ?? 'ssh ended' });
-  switch (p.id) {
-    case 'awaiting_login':
-      return null;
-    case 'stopping':
-      // A stale prompt being replaced: the person stays for the fresh one.
-      return p.then === 'stop' ? { status: 'STOPPED', message: 'the tunnel was stopped' } : null;
-    case 'running':
-      return { status: 'RUNNING', message: null };
-    case 'failed':
-      return lost('FAILED');
-    case 'login_needed':
-      return lost('AUTH_REQUIRED');
-    case 'stopped':
-    case 'starting':
-    case 'backoff':
-      return { status: 'STOPPED', message: 'the tunnel was stopped' };
-    default:
-      return unreachable(p, 'phase');
   }
 }

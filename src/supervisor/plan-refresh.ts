@@ -3,14 +3,14 @@
 // reads in the background after a reload or an edit, each tunnel taking the newest.
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { TunnelSpec } from '../../tunnel/spec.js';
-import { sshConfigReader } from '../../ssh-config/read.js';
-import { userConfigFiles } from '../../ssh-config/daemon-config.js';
-import { watchSshConfig, type SshConfigWatcher } from '../../ssh-config/watch.js';
-import { HostViews, SSH_G_CONCURRENCY, type Resolution } from './host-views.js';
-import { buildPlan, type PlanContext } from './plan.js';
-import type { Runner, TunnelPlan } from '../tunnel/tunnel-runner.js';
-import type { DaemonSshConfigFile } from './ssh-config-file.js';
+import type { TunnelSpec } from '../tunnel/spec.js';
+import { sshConfigReader } from '../ssh-config/read.js';
+import { userConfigFiles } from '../ssh-config/daemon-config.js';
+import { watchSshConfig, type SshConfigWatcher } from '../ssh-config/watch.js';
+import { HostViews, SSH_G_CONCURRENCY, type Resolution } from './plan/host-views.js';
+import { buildPlan, type PlanContext } from './plan/plan.js';
+import type { Runner, TunnelPlan } from './tunnel/tunnel-runner.js';
+import type { DaemonSshConfigFile } from './plan/ssh-config-file.js';
 
 export interface PlanRefreshDeps {
   sshBin: string;
