@@ -11,7 +11,7 @@
  */
 import { existsSync } from 'node:fs';
 import { homedir, userInfo } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, isAbsolute, join, relative } from 'node:path';
 import { cac } from 'cac';
 import { defaultSocketPath, defaultStateDir } from './settings/default-paths.js';
 import { checkExitCode, formatReport, runChecks } from './check/index.js';
@@ -228,7 +228,10 @@ async function check(flags: Flags): Promise<void> {
 async function migrateCommand(flags: Flags & { write?: boolean }): Promise<void> {
   const settings = settingsOrExit(daemonSettings({ ...flags, listen: undefined }, { ...process.env, TUNNEL_API_LISTEN: undefined }, account()), 'text');
   if (!settings) return;
-  const r = await runMigrate({ configPath: settings.configPath, write: flags.write === true });
+  // Told as the user named it: the path under this folder, else the absolute one.
+  const under = relative(process.cwd(), settings.configPath);
+  const shownPath = under !== '' && !under.startsWith('..') && !isAbsolute(under) ? under : settings.configPath;
+  const r = await runMigrate({ configPath: settings.configPath, shownPath, write: flags.write === true });
   stderr.flush();
   process.stdout.write(r.out);
   stderr.write(r.err);

@@ -14,6 +14,8 @@ import { unifiedDiff } from './unified-diff.js';
  */
 export interface MigrateOptions {
   configPath: string;
+  /** The file as the user named it, for what is printed (default: configPath). */
+  shownPath?: string;
   write: boolean;
   /** Where the copy of the previous text goes (the panel's backup folder by default). */
   backupDir?: string;
@@ -28,10 +30,12 @@ export interface MigrateOutcome {
 const KEEP_BACKUPS = 10;
 
 export async function runMigrate(opts: MigrateOptions): Promise<MigrateOutcome> {
-  const path = opts.configPath;
+  const file = opts.configPath;
+  // Read at its absolute path; told as the user named it.
+  const path = opts.shownPath ?? file;
   let text: string;
   try {
-    const bytes = await readFile(path);
+    const bytes = await readFile(file);
     if (bytes.length > MAX_CONFIG_BYTES) return { code: 1, out: '', err: `${path}: a config file is at most ${MAX_CONFIG_BYTES} bytes; this one has ${bytes.length}\n` };
     text = bytes.toString('utf8');
   } catch (e) {
@@ -61,9 +65,9 @@ export async function runMigrate(opts: MigrateOptions): Promise<MigrateOutcome> 
     if (changedLines.length > 0) out.push(`\nNothing written; run again with --write to replace ${path} (a backup is kept).\n`);
     return { code: 0, out: out.join(''), err: '' };
   }
-  const backupDir = opts.backupDir ?? join(dirname(path), '.panel-backups');
-  const backup = await saveBackup(backupDir, path, text, KEEP_BACKUPS);
-  const written = await writeAtomic(path, m.value.text, async () => (await readFile(path, 'utf8').catch(() => null)) === text);
+  const backupDir = opts.backupDir ?? join(dirname(file), '.panel-backups');
+  const backup = await saveBackup(backupDir, file, text, KEEP_BACKUPS);
+  const written = await writeAtomic(file, m.value.text, async () => (await readFile(file, 'utf8').catch(() => null)) === text);
   if (!written) return { code: 1, out: out.join(''), err: `${path} changed while it was being migrated; nothing written (backup of the text read: ${backup})\n` };
   out.push(`\nWrote ${path}; the previous text is in ${backup}.\n`);
   return { code: 0, out: out.join(''), err: '' };

@@ -209,6 +209,13 @@ export class ConnectionRunner {
         return;
       case 'announce':
         for (const w of this.watchers) w();
+        // Come to rest after a failure no retry fixes (or a login that ended without a
+        // person): the tunnels waiting for this connection's retry are told now, since
+        // none will come. Each tries once, meets the failure (forwardVerdict) and takes
+        // it as its own: FAILED, or AUTH_REQUIRED for an interactive one.
+        if (this.conn.phase.id === 'idle' && forwardVerdict(this.conn).kind === 'down') {
+          for (const kick of [...this.members.values()]) kick();
+        }
         return;
       default:
         unreachable(e, 'connection effect');

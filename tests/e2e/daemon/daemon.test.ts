@@ -58,7 +58,7 @@ describe('the built daemon with a real sshd', () => {
     const h = await d.json('/health');
     expect(h).toEqual({ ok: true, loading: false, config: { valid: true, error: null, missing: false, problems: 0 }, tunnels: 2, running: 2 });
     const details = await d.json('/health/details');
-    expect(details).toEqual({ ...h, config: { ...h.config, applied: 'all', rejected: [], warnings: [] }, exposure: [] });
+    expect(details).toEqual({ ...h, config: { ...h.config, applied: 'all', rejected: [], warnings: [] }, exposure: [], config_path: d.configPath });
   });
 
   it('reload adds a tunnel and leaves unchanged ones alone (same pid)', async () => {
