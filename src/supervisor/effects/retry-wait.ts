@@ -7,7 +7,6 @@ import type { Failure } from '../process/ssh-exit-classify.js';
 import type { ProbeTarget } from '../health/probe.js';
 import type { TokenEffect, World } from './effects.js';
 
-/** A backoff: wait `wait` ends at `until`; `probe` watches for the fault's end (null: wait it out). */
 /**
  * sshd drops a login left waiting past its LoginGraceTime (120 s by default), and ssh,
  * blocked on its terminal, says nothing until the code is typed — and wasted. A person
@@ -15,6 +14,7 @@ import type { TokenEffect, World } from './effects.js';
  */
 export const FRESH_PROMPT_MS = 60_000;
 
+/** A backoff: wait `wait` ends at `until`; `probe` watches for the fault's end (null: wait it out). */
 export interface RetryWait {
   id: 'backoff';
   wait: number;
