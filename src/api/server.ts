@@ -68,7 +68,9 @@ function serverFor(app: Hono, fast: FastPath | undefined, loading: () => boolean
     LISTENER_OPTIONS,
     // The control API's methods (PUT /config) and the proxy's (DELETE /v1/responses/{id}).
     requireHost(
-      guard === undefined ? served : guardAccounts(guardRequests(served, guard.browser), guard.accounts, (req, refused) => (isV1Path(req.url) ? guard.browser.v1ErrorJson?.(req, refused) : undefined)),
+      // The browser guard first: it reads headers only, while the account rule may read the
+      // kernel's socket table (about 4 ms on a large machine), which a refused page is not worth.
+      guard === undefined ? served : guardRequests(guardAccounts(served, guard.accounts, (req, refused) => (isV1Path(req.url) ? guard.browser.v1ErrorJson?.(req, refused) : undefined)), guard.browser),
       'GET, HEAD, POST, PUT, DELETE, OPTIONS',
     ),
   );
@@ -152,7 +154,7 @@ export async function startListeners(opts: {
   // And every TCP request passes the identity rule (SPEC §6, "No other account").
   const accounts = localGate("this daemon's API", opts.allowedAccounts ?? NO_OTHER_ACCOUNT, daemonGuards(apiTokenCredential(opts.tokens), proxyKeysCredential(opts.proxyKeysSet ?? (() => false))));
   const tcp = serverFor(opts.tcpApp, opts.tcpFastPath, loading, tcpAudience, { browser: guard, accounts });
-  if (opts.upgrade) tcp.on('upgrade', guardAccountsUpgrade(guardUpgrade(upgradeWith(opts.upgrade.tcp, tcpAudience), guard), accounts));
+  if (opts.upgrade) tcp.on('upgrade', guardUpgrade(guardAccountsUpgrade(upgradeWith(opts.upgrade.tcp, tcpAudience), accounts), guard));
   const tcpUp = await listenOn(tcp, () => tcp.listen(port, host));
   if (!tcpUp.ok) throw new ListenError('tcp', listenFailure(shown, tcpUp.error));
 

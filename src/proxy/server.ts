@@ -67,15 +67,18 @@ export function startProxyServer(options: {
   const accounts = localGate('this model proxy', options.allowedAccounts ?? NO_OTHER_ACCOUNT, () => keys);
   const server = http.createServer(
     { noDelay: true, ...LISTENER_OPTIONS, ...(options.requestTimeoutMs === undefined ? {} : { requestTimeout: options.requestTimeoutMs, connectionsCheckingInterval: Math.min(1000, options.requestTimeoutMs) }) },
-    // The identity rule, then the browser guard (SPEC §6), before every route, /metrics included.
+    // The browser guard (SPEC §6), then the identity rule, before every route, /metrics included.
     requireHost(
-      guardAccounts(
-        guardRequests((req, res) => {
-          if ((req.method === 'GET' || req.method === 'HEAD') && (req.url === '/metrics' || req.url?.startsWith('/metrics?'))) return metrics(req, res);
-          handler(req, res);
-        }, { listenHost: options.host, allowedHosts: options.allowedHosts ?? [], corsOrigins: () => deps.getConfig()?.cors_origins ?? null, v1ErrorJson: v1RefusalJson }),
-        accounts,
-        v1RefusalJson,
+      guardRequests(
+        guardAccounts(
+          (req, res) => {
+            if ((req.method === 'GET' || req.method === 'HEAD') && (req.url === '/metrics' || req.url?.startsWith('/metrics?'))) return metrics(req, res);
+            handler(req, res);
+          },
+          accounts,
+          v1RefusalJson,
+        ),
+        { listenHost: options.host, allowedHosts: options.allowedHosts ?? [], corsOrigins: () => deps.getConfig()?.cors_origins ?? null, v1ErrorJson: v1RefusalJson },
       ),
       'GET, HEAD, POST, DELETE, OPTIONS',
     ),

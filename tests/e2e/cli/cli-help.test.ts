@@ -6,7 +6,22 @@ import { existsSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CLI, MAIN } from '../daemon-harness.js';
 
-function run(bin: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+type Ran = { code: number | null; stdout: string; stderr: string };
+
+// Help texts do not change between calls: each bin and arguments runs once, and the
+// tests that read the same text share it (each run is a node start, about 0.4 s).
+const ran = new Map<string, Promise<Ran>>();
+function run(bin: string, args: string[]): Promise<Ran> {
+  const key = JSON.stringify([bin, ...args]);
+  let r = ran.get(key);
+  if (r === undefined) {
+    r = runOnce(bin, args);
+    ran.set(key, r);
+  }
+  return r;
+}
+
+function runOnce(bin: string, args: string[]): Promise<Ran> {
   return new Promise((done) => {
     execFile(process.execPath, [bin, ...args], { env: { PATH: process.env.PATH ?? '' }, timeout: 30_000 }, (e, stdout, stderr) => {
       done({ code: e ? (typeof e.code === 'number' ? e.code : null) : 0, stdout, stderr });
@@ -36,8 +51,11 @@ const BINS = [
   },
 ];
 
-beforeAll(() => {
+beforeAll(async () => {
   for (const b of BINS) if (!existsSync(b.path)) throw new Error(`${b.path} is missing: run npm run build first`);
+  // Every help text at once, a few at a time, rather than one after another in the tests.
+  const all = BINS.flatMap((b) => [[b.path, '--help'], ...b.commands.map((c) => [b.path, c, '--help'])]);
+  for (let i = 0; i < all.length; i += 4) await Promise.all(all.slice(i, i + 4).map(([bin, ...args]) => run(bin!, args)));
 });
 
 describe.each(BINS)('$bin --help', ({ bin, path, commands }) => {
