@@ -104,7 +104,7 @@ describe('the daemon without a token', () => {
   });
 });
 
-describe.concurrent('credentials and named accounts let another account in', () => {
+describe('credentials and named accounts let another account in', () => {
   it('with TUNNEL_API_TOKEN, another account is left to the token (401 without, 200 with); /v1 stays closed without proxy keys', async () => {
     const d = await daemon(CONFIG, { TUNNEL_API_TOKEN: 'owner-token' });
     const base = `http://127.0.0.1:${d.apiPort}`;
@@ -136,7 +136,7 @@ describe.concurrent('credentials and named accounts let another account in', () 
   });
 });
 
-describe.concurrent('tunnel-manager proxy and the panel', () => {
+describe('tunnel-manager proxy and the panel', () => {
   it("tunnel-manager proxy refuses another account /v1 and /metrics without keys, and serves its owner", async () => {
     const config = join(dir, 'proxy.yaml');
     writeFileSync(config, 'tunnels: []\nproxy:\n  providers: {}\n');
@@ -199,7 +199,7 @@ function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: 
   });
 }
 
-describe.concurrent('tunnel-cli and the panel talk only to what the user owns', () => {
+describe('tunnel-cli and the panel talk only to what the user owns', () => {
   it('refuses a socket another account planted where tunnel-cli looks by default, and sends it nothing (status and auth)', async () => {
     // XDG_RUNTIME_DIR is a shared sticky folder here, as /tmp is when it is unset.
     for (const mode of [0o777, 0o700]) {
