@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener, RequestError } from '@hono/node-server';
 import type { Hono } from 'hono';
-import { answerParserErrors, closeEveryConnection, errorBody, LISTENER_OPTIONS, pathOf, requireHost, type RequestListener } from '../edge/http-listener.js';
+import { answerParserErrors, closeEveryConnection, errorBody, isV1Path, LISTENER_OPTIONS, pathOf, requireHost, type RequestListener } from '../edge/http-listener.js';
 import { guardRequests, guardUpgrade, type ListenerPolicy } from '../edge/browser-guard.js';
 import { guardAccounts, guardAccountsUpgrade, type AccountGate } from '../edge/account-gate.js';
 import { NO_OTHER_ACCOUNT, type AllowedAccounts } from '../edge/account-names.js';
@@ -70,18 +70,13 @@ function serverFor(app: Hono, fast: FastPath | undefined, loading: () => boolean
     requireHost(
       // The browser guard first: it reads headers only, while the account rule may read the
       // kernel's socket table (about 4 ms on a large machine), which a refused page is not worth.
-      guard === undefined ? served : guardRequests(guardAccounts(served, guard.accounts, (req, refused) => (isV1Path(req.url) ? guard.browser.v1ErrorJson?.(req, refused) : undefined)), guard.browser),
+      guard === undefined ? served : guardRequests(guardAccounts(served, guard.accounts, (req, refused) => (isV1Path(pathOf(req.url)) ? guard.browser.v1ErrorJson?.(req, refused) : undefined)), guard.browser),
       'GET, HEAD, POST, PUT, DELETE, OPTIONS',
     ),
   );
   answerParserErrors(server);
   return server;
 }
-
-const isV1Path = (url: string | undefined): boolean => {
-  const path = pathOf(url);
-  return path === '/v1' || path.startsWith('/v1/');
-};
 
 const jsonError = (status: number, code: string, message: string): Response =>
   new Response(errorBody(code, message), { status, headers: { 'content-type': 'application/json' } });

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { errorBody, pathOf, type RequestListener } from './http-listener.js';
+import { errorBody, isV1Path, pathOf, type RequestListener } from './http-listener.js';
 import { hostAllowed, isLoopbackName, isStateChanging, originAllowed, type HostPolicy } from './host-origin-rules.js';
 
 /** What a listener answers to; read on every request, since `cors_origins` reloads with the config. */
@@ -25,8 +25,6 @@ export interface Refusal {
   code: string;
   message: string;
 }
-
-const isV1 = (path: string): boolean => path === '/v1' || path.startsWith('/v1/');
 
 const shown = (text: string): string => JSON.stringify(text.slice(0, 200));
 
@@ -65,7 +63,7 @@ export function refusalOf(req: IncomingMessage, policy: ListenerPolicy, hostOk: 
     };
   }
   const path = pathOf(req.url);
-  const v1 = isV1(path);
+  const v1 = isV1Path(path);
   const origin = req.headers.origin;
   if (!originAllowed(origin, policy, v1 ? policy.corsOrigins() : null)) {
     return {
@@ -117,7 +115,7 @@ export function guardRequests(listener: RequestListener, policy: ListenerPolicy)
   return (req, res) => {
     const refused = refusalOf(req, policy, hostOk);
     if (refused === null) return listener(req, res);
-    const shaped = isV1(pathOf(req.url)) ? policy.v1ErrorJson?.(req, refused) : undefined;
+    const shaped = isV1Path(pathOf(req.url)) ? policy.v1ErrorJson?.(req, refused) : undefined;
     answerRefusal(res, refused, shaped ?? errorBody(refused.code, refused.message));
   };
 }

@@ -4,7 +4,7 @@
  * builds its gate from here, so that the daemon's, `tunnel-manager proxy`'s and the
  * panel's say the same thing.
  */
-import { isPlainPath } from './http-listener.js';
+import { isPlainPath, isV1Path } from './http-listener.js';
 import type { AllowedAccounts } from './account-names.js';
 import type { AccountGate, Credential, Guards } from './account-gate.js';
 
@@ -30,8 +30,6 @@ export function proxyHasKeys(proxy: { api_keys?: readonly unknown[] | undefined;
   return (proxy?.api_keys?.length ?? 0) > 0 || Object.keys(proxy?.clients ?? {}).length > 0;
 }
 
-const isV1 = (path: string): boolean => path === '/v1' || path.startsWith('/v1/');
-
 /**
  * The daemon's TCP listener: /health is open to every account (container and kubelet
  * probes; it names nothing), /v1 is the proxy keys', every other route the token's. A
@@ -41,7 +39,7 @@ export function daemonGuards(api: Credential, proxy: Credential): (path: string)
   return (path) => {
     if (path === '/health') return 'open';
     if (!isPlainPath(path)) return [api, proxy];
-    return isV1(path) ? [proxy] : [api];
+    return isV1Path(path) ? [proxy] : [api];
   };
 }
 

@@ -28,6 +28,11 @@ export function isPlainPath(path: string): boolean {
   return !/[%\\]|\/\/|(?:^|\/)\.\.?(?:\/|$)/.test(path);
 }
 
+/** True for a path of the /v1 group (the model proxy), which has its own keys. */
+export function isV1Path(path: string): boolean {
+  return path === '/v1' || path.startsWith('/v1/');
+}
+
 /** The JSON body of an error answered outside the apps. */
 export function errorBody(code: string, message: string): string {
   return JSON.stringify({ error: { message, type: 'invalid_request_error', param: null, code } });
